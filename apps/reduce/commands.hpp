@@ -1,0 +1,5 @@
+// apps/reduce subcommands. Each takes the arguments after the command word and returns an exit code.
+#pragma once
+namespace reduce_app {
+int sum_command(int argc, char** argv);
+}

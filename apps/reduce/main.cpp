@@ -1,0 +1,27 @@
+// reduce: command-line front end of libreduce.
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "commands.hpp"
+#include "run_main.hpp"
+
+namespace {
+const char* usage =
+    "usage: reduce sum FILE [--type float|double|int32|int64|uint32|uint64] [--device auto|cpu|cuda]\n"
+    "  sum    reads whitespace-separated numbers from FILE, reduces them on the chosen backend and\n"
+    "         checks the result against a long-double oracle on the CPU\n";
+}
+
+int main(int argc, char** argv) {
+  return gpukit::run_main("reduce", usage, [&]() -> int {
+    if (argc < 2) throw gpukit::cli::usage_error("missing command");
+    const std::string cmd = argv[1];
+    if (cmd == "-h" || cmd == "--help") {
+      std::cout << usage;
+      return 0;
+    }
+    if (cmd == "sum") return reduce_app::sum_command(argc, argv);
+    throw gpukit::cli::usage_error("unknown command '" + cmd + "'");
+  });
+}

@@ -1,0 +1,25 @@
+# Dependencies, found the standard way. scripts/install-deps installs the Debian/Ubuntu packages.
+find_package(CUDAToolkit 12.0 REQUIRED)        # cudart, cusparse, CUB/Thrust headers
+find_package(Threads REQUIRED)
+find_package(OpenMP COMPONENTS CXX)            # CPU backends; optional (serial without it)
+find_package(Eigen3 3.3 NO_MODULE)             # CPU SpMV backend and test oracle (libsparse)
+find_package(HDF5 COMPONENTS C)                # HDF5 input/output (libsparse, apps/wsm5)
+
+# Boost.Test, header-only form: the GPU machines carry Boost headers without compiled libraries.
+if(GPUKIT_BUILD_TESTS)
+  find_path(BOOST_TEST_INCLUDE_DIR boost/test/included/unit_test.hpp
+            HINTS ${BOOST_ROOT} $ENV{BOOST_ROOT} PATH_SUFFIXES include)
+  if(NOT BOOST_TEST_INCLUDE_DIR)
+    message(FATAL_ERROR "Boost.Test headers not found (boost/test/included/unit_test.hpp): "
+                        "run scripts/install-deps or pass -DBOOST_ROOT=...")
+  endif()
+  add_library(gpukit_boost_test INTERFACE)
+  target_include_directories(gpukit_boost_test SYSTEM INTERFACE ${BOOST_TEST_INCLUDE_DIR})
+endif()
+
+if(OpenMP_CXX_FOUND)
+  set(GPUKIT_OPENMP OpenMP::OpenMP_CXX)
+else()
+  message(WARNING "OpenMP not found: CPU backends run single-threaded")
+  set(GPUKIT_OPENMP "")
+endif()

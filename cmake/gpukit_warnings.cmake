@@ -1,0 +1,15 @@
+# gpukit_warnings(<target>): warnings on for host code (g++) and device code (nvcc, ptxas), for the
+# project's own targets only. Third-party headers come in as SYSTEM includes and stay quiet.
+function(gpukit_warnings target)
+  set(host_flags -Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wcast-align -Wunused -Woverloaded-virtual)
+  list(JOIN host_flags "," host_flags_csv)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:${host_flags}>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${host_flags_csv} -Xptxas=-warn-spills,-warn-lmem-usage
+                               --expt-relaxed-constexpr>)
+  if(GPUKIT_WERROR)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+      $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
+  endif()
+endfunction()

@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "sum") return reduce_app::sum_command(argc, argv);
+#ifdef REDUCE_APP_HAVE_LADDER_BENCH
+    if (cmd == "ladder") return reduce_app::ladder_command(argc, argv);
+    if (cmd == "bench") return reduce_app::bench_command(argc, argv);
+#endif
     throw gpukit::cli::usage_error("unknown command '" + cmd + "'");
   });
 }

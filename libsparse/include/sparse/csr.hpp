@@ -20,6 +20,13 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// A matrix or vector file could not be read or written; what() names the file, the line or dataset,
+/// and the problem ("a.mtx:14: column index 600 out of range 1..479").
+class io_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Optional checks of validate() beyond the structural ones (which are always made).
 struct validate_options {
   bool require_sorted_columns = false;  ///< columns strictly or non-strictly increasing in each row
@@ -31,7 +38,7 @@ struct validate_options {
 ///
 /// Example:
 ///   sparse::host_csr<double, std::int32_t> a(2, 2, {0, 1, 2}, {0, 1}, {1.0, 2.0});
-///   a.validate({.require_sorted_columns = true});
+///   sparse::validate_options opt;  opt.require_sorted_columns = true;  a.validate(opt);
 ///   auto f = a.cast<float, std::int32_t>();
 template <class Value, class Index>
 class host_csr {

@@ -1,0 +1,318 @@
+// Benchmark matrix generators. Random classes are generated in blocks of rows, each block with its own
+// generator, so the result does not depend on the number of OpenMP threads.
+#include "sparse/generate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sparse {
+namespace {
+
+constexpr std::int64_t block_rows = 4096;
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/// Uniform integer in [0, n): multiply-shift (Lemire) without rejection; the bias is below n / 2^64
+/// (< 2^-30 for any n < 2^34): irrelevant for benchmark matrices, and portable, unlike std:: distributions.
+std::int64_t below(std::mt19937_64& g, std::int64_t n) {
+  return static_cast<std::int64_t>((static_cast<unsigned __int128>(g()) * static_cast<std::uint64_t>(n)) >> 64);
+}
+/// Uniform in [0, 1) with 53 random bits.
+double unit(std::mt19937_64& g) { return static_cast<double>(g() >> 11) * 0x1.0p-53; }
+/// Uniform in (0, 1]: the power-law draw needs u > 0 (u^-0.7 is infinite at 0).
+double unit_open0(std::mt19937_64& g) { return static_cast<double>((g() >> 11) + 1) * 0x1.0p-53; }
+
+/// Appends `length` distinct sorted columns of [0, cols) to `out` (length <= cols). Draws with
+/// replacement, sorts and deduplicates, and tops up until there are enough; above cols / 2 it picks
+/// the columns to leave out instead, so the expected number of rounds stays below ~2.
+void distinct_columns(std::mt19937_64& g, std::int64_t cols, std::int64_t length, std::vector<std::int64_t>& out,
+                      std::vector<std::int64_t>& scratch) {
+  const bool complement = length > cols / 2;
+  const std::int64_t want = complement ? cols - length : length;
+  scratch.clear();
+  while (static_cast<std::int64_t>(scratch.size()) < want) {
+    const std::int64_t missing = want - static_cast<std::int64_t>(scratch.size());
+    for (std::int64_t i = 0; i < missing; ++i) scratch.push_back(below(g, cols));
+    std::sort(scratch.begin(), scratch.end());
+    scratch.erase(std::unique(scratch.begin(), scratch.end()), scratch.end());
+  }
+  if (!complement) {
+    out.insert(out.end(), scratch.begin(), scratch.end());
+    return;
+  }
+  std::size_t s = 0;
+  for (std::int64_t c = 0; c < cols; ++c) {
+    if (s < scratch.size() && scratch[s] == c) ++s;
+    else out.push_back(c);
+  }
+}
+
+template <class Index>
+void check_fits(std::int64_t v, const char* what) {
+  if (v > static_cast<std::int64_t>(std::numeric_limits<Index>::max()) - 1)
+    throw std::invalid_argument(std::string("generate: ") + what + " = " + std::to_string(v) + " does not fit the " +
+                                std::to_string(8 * sizeof(Index)) + "-bit index type (use --index 64)");
+}
+
+/// Builds a matrix row block by row block: row_fn(g, row, cols_out, vals_out) appends one row
+/// (sorted unique columns). Blocks run in parallel; each has generator seeded from (seed, block).
+template <class Value, class Index, class RowFn>
+host_csr<Value, Index> build_blocked(std::int64_t rows, std::int64_t cols, std::uint64_t seed, RowFn row_fn) {
+  const std::int64_t blocks = (rows + block_rows - 1) / block_rows;
+  std::vector<std::vector<std::int64_t>> bcols(static_cast<std::size_t>(blocks));
+  std::vector<std::vector<double>> bvals(static_cast<std::size_t>(blocks));
+  std::vector<std::int64_t> row_end(static_cast<std::size_t>(rows), 0);  // end of each row within its block
+#pragma omp parallel
+  {
+    std::vector<std::int64_t> scratch;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      std::mt19937_64 g(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(b))));
+      auto& c = bcols[static_cast<std::size_t>(b)];
+      auto& v = bvals[static_cast<std::size_t>(b)];
+      const std::int64_t r1 = std::min(rows, (b + 1) * block_rows);
+      for (std::int64_t r = b * block_rows; r < r1; ++r) {
+        row_fn(g, r, c, v, scratch);
+        row_end[static_cast<std::size_t>(r)] = static_cast<std::int64_t>(c.size());
+      }
+    }
+  }
+  // Per-block running sizes -> global offsets.
+  std::vector<std::int64_t> block_start(static_cast<std::size_t>(blocks) + 1, 0);
+  for (std::int64_t b = 0; b < blocks; ++b)
+    block_start[static_cast<std::size_t>(b) + 1] = block_start[static_cast<std::size_t>(b)] +
+                                                   static_cast<std::int64_t>(bcols[static_cast<std::size_t>(b)].size());
+  const std::int64_t nnz = block_start.back();
+  check_fits<Index>(nnz, "nnz");
+  std::vector<Index> row_ptr(static_cast<std::size_t>(rows) + 1, 0);
+  std::vector<Index> col_idx(static_cast<std::size_t>(nnz));
+  std::vector<Value> values(static_cast<std::size_t>(nnz));
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t off = block_start[static_cast<std::size_t>(b)];
+    auto& c = bcols[static_cast<std::size_t>(b)];
+    auto& v = bvals[static_cast<std::size_t>(b)];
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      col_idx[static_cast<std::size_t>(off) + i] = static_cast<Index>(c[i]);
+      values[static_cast<std::size_t>(off) + i] = static_cast<Value>(v[i]);
+    }
+    const std::int64_t r1 = std::min(rows, (b + 1) * block_rows);
+    for (std::int64_t r = b * block_rows; r < r1; ++r)
+      row_ptr[static_cast<std::size_t>(r) + 1] = static_cast<Index>(off + row_end[static_cast<std::size_t>(r)]);
+    std::vector<std::int64_t>().swap(c);  // peak memory: free each block's copy as soon as it is placed
+    std::vector<double>().swap(v);
+  }
+  return host_csr<Value, Index>(rows, cols, std::move(row_ptr), std::move(col_idx), std::move(values));
+}
+
+/// Appends k columns drawn with replacement, sorted and deduplicated, with values in [-1, 1).
+void random_row(std::mt19937_64& g, std::int64_t cols, std::int64_t k, std::vector<std::int64_t>& c,
+                std::vector<double>& v) {
+  const std::size_t first = c.size();
+  for (std::int64_t i = 0; i < k; ++i) c.push_back(below(g, cols));
+  std::sort(c.begin() + static_cast<std::ptrdiff_t>(first), c.end());
+  c.erase(std::unique(c.begin() + static_cast<std::ptrdiff_t>(first), c.end()), c.end());
+  for (std::size_t i = first; i < c.size(); ++i) v.push_back(2.0 * unit(g) - 1.0);
+}
+
+template <class Value, class Index>
+host_csr<Value, Index> stencil(std::int64_t n, int dims) {
+  if (n < 0) throw std::invalid_argument("generate: grid side n = " + std::to_string(n) + " is negative");
+  if (n > (dims == 2 ? 3037000499 : 2097151)) throw std::invalid_argument("generate: grid side n = " + std::to_string(n) + " overflows 64-bit sizes");
+  const std::int64_t rows = dims == 2 ? n * n : n * n * n;
+  const std::int64_t nnz = dims == 2 ? 5 * n * n - 4 * n : 7 * n * n * n - 6 * n * n;
+  check_fits<Index>(rows, "rows");
+  check_fits<Index>(std::max<std::int64_t>(nnz, 0), "nnz");
+  std::vector<Index> row_ptr(static_cast<std::size_t>(rows) + 1);
+  std::vector<Index> col_idx(static_cast<std::size_t>(std::max<std::int64_t>(nnz, 0)));
+  std::vector<Value> values(col_idx.size());
+  const Value diag = static_cast<Value>(2 * dims);
+  // Row r = (z, y, x) with x fastest. Entries before row r are computable in closed form, so rows fill
+  // in parallel without a prefix pass: count the neighbours of every earlier row...; simpler and as fast:
+  // a serial count pass (one add per row) then a parallel fill.
+  row_ptr[0] = 0;
+  std::int64_t acc = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t x = r % n, y = (r / n) % n, z = dims == 3 ? r / (n * n) : 0;
+    std::int64_t len = 1 + (x > 0) + (x < n - 1) + (y > 0) + (y < n - 1);
+    if (dims == 3) len += (z > 0) + (z < n - 1);
+    acc += len;
+    row_ptr[static_cast<std::size_t>(r) + 1] = static_cast<Index>(acc);
+  }
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t x = r % n, y = (r / n) % n, z = dims == 3 ? r / (n * n) : 0;
+    std::size_t p = static_cast<std::size_t>(row_ptr[static_cast<std::size_t>(r)]);
+    auto put = [&](std::int64_t c, Value v) {
+      col_idx[p] = static_cast<Index>(c);
+      values[p] = v;
+      ++p;
+    };
+    // Ascending column order: -n^2, -n, -1, 0, +1, +n, +n^2.
+    if (dims == 3 && z > 0) put(r - n * n, Value(-1));
+    if (y > 0) put(r - n, Value(-1));
+    if (x > 0) put(r - 1, Value(-1));
+    put(r, diag);
+    if (x < n - 1) put(r + 1, Value(-1));
+    if (y < n - 1) put(r + n, Value(-1));
+    if (dims == 3 && z < n - 1) put(r + n * n, Value(-1));
+  }
+  return host_csr<Value, Index>(rows, rows, std::move(row_ptr), std::move(col_idx), std::move(values));
+}
+
+}  // namespace
+
+const char* class_name(matrix_class c) {
+  switch (c) {
+    case matrix_class::laplace_2d: return "laplace2d";
+    case matrix_class::laplace_3d: return "laplace3d";
+    case matrix_class::random_k: return "random";
+    case matrix_class::power_law: return "powerlaw";
+    case matrix_class::dense_row: return "denserow";
+  }
+  return "?";
+}
+
+matrix_class parse_class(const std::string& name) {
+  for (auto c : {matrix_class::laplace_2d, matrix_class::laplace_3d, matrix_class::random_k, matrix_class::power_law,
+                 matrix_class::dense_row})
+    if (name == class_name(c)) return c;
+  throw std::invalid_argument("unknown matrix class '" + name + "' (laplace2d, laplace3d, random, powerlaw, denserow)");
+}
+
+template <class Value, class Index>
+host_csr<Value, Index> generate(const generate_params& p) {
+  if (p.kind == matrix_class::laplace_2d) return stencil<Value, Index>(p.n, 2);
+  if (p.kind == matrix_class::laplace_3d) return stencil<Value, Index>(p.n, 3);
+  const std::int64_t rows = p.rows, cols = p.cols == 0 ? p.rows : p.cols;
+  if (rows < 0 || cols < 0)
+    throw std::invalid_argument("generate: negative size rows = " + std::to_string(rows) + ", cols = " + std::to_string(cols));
+  check_fits<Index>(rows, "rows");
+  check_fits<Index>(cols, "cols");
+  if (p.kind == matrix_class::random_k || p.kind == matrix_class::dense_row) {
+    if (p.k < 0) throw std::invalid_argument("generate: k = " + std::to_string(p.k) + " is negative");
+    if (p.k > 0 && cols == 0 && rows > 0) throw std::invalid_argument("generate: k > 0 entries per row but cols = 0");
+  }
+  switch (p.kind) {
+    case matrix_class::random_k: {
+      const std::int64_t k = p.k;
+      return build_blocked<Value, Index>(rows, cols, p.seed, [=](std::mt19937_64& g, std::int64_t, auto& c, auto& v, auto&) {
+        random_row(g, cols, k, c, v);
+      });
+    }
+    case matrix_class::power_law: {
+      if (p.max_length < 0) throw std::invalid_argument("generate: max_length is negative");
+      const std::int64_t cap = std::min(p.max_length, cols);
+      return build_blocked<Value, Index>(rows, cols, p.seed, [=](std::mt19937_64& g, std::int64_t, auto& c, auto& v, auto& scratch) {
+        const double len = std::floor(2.0 * std::pow(unit_open0(g), -0.7));  // >= 2; < 2^63 since u >= 2^-53
+        const std::int64_t length = std::min<std::int64_t>(cap, static_cast<std::int64_t>(std::min(len, 9.0e18)));
+        const std::size_t first = c.size();
+        distinct_columns(g, cols, length, c, scratch);
+        for (std::size_t i = first; i < c.size(); ++i) v.push_back(2.0 * unit(g) - 1.0);
+      });
+    }
+    case matrix_class::dense_row: {
+      if (p.dense_length < 0) throw std::invalid_argument("generate: dense_length is negative");
+      const std::int64_t k = p.k, dense = std::min(p.dense_length, cols), dense_at = rows / 2;
+      return build_blocked<Value, Index>(rows, cols, p.seed, [=](std::mt19937_64& g, std::int64_t r, auto& c, auto& v, auto& scratch) {
+        if (r != dense_at) {
+          random_row(g, cols, k, c, v);
+          return;
+        }
+        const std::size_t first = c.size();
+        distinct_columns(g, cols, dense, c, scratch);
+        for (std::size_t i = first; i < c.size(); ++i) v.push_back(2.0 * unit(g) - 1.0);
+      });
+    }
+    default: break;
+  }
+  throw std::invalid_argument("generate: unknown matrix class");
+}
+
+template <class Value, class Index>
+host_csr<Value, Index> generate_laplace_2d(std::int64_t n) {
+  generate_params p;
+  p.kind = matrix_class::laplace_2d;
+  p.n = n;
+  return generate<Value, Index>(p);
+}
+template <class Value, class Index>
+host_csr<Value, Index> generate_laplace_3d(std::int64_t n) {
+  generate_params p;
+  p.kind = matrix_class::laplace_3d;
+  p.n = n;
+  return generate<Value, Index>(p);
+}
+template <class Value, class Index>
+host_csr<Value, Index> generate_random_k(std::int64_t rows, std::int64_t cols, std::int64_t k, std::uint64_t seed) {
+  generate_params p;
+  p.kind = matrix_class::random_k;
+  p.rows = rows;
+  p.cols = cols;
+  p.k = k;
+  p.seed = seed;
+  return generate<Value, Index>(p);
+}
+template <class Value, class Index>
+host_csr<Value, Index> generate_power_law(std::int64_t rows, std::int64_t cols, std::uint64_t seed, std::int64_t max_length) {
+  generate_params p;
+  p.kind = matrix_class::power_law;
+  p.rows = rows;
+  p.cols = cols;
+  p.seed = seed;
+  p.max_length = max_length;
+  return generate<Value, Index>(p);
+}
+
+std::vector<benchmark_matrix> benchmark_matrices(bool quick) {
+  auto grid = [](const char* name, matrix_class kind, std::int64_t n) {
+    benchmark_matrix m{name, {}};
+    m.params.kind = kind;
+    m.params.n = n;
+    return m;
+  };
+  auto rnd = [](const char* name, matrix_class kind, std::int64_t rows, std::int64_t cols, std::int64_t k) {
+    benchmark_matrix m{name, {}};
+    m.params.kind = kind;
+    m.params.rows = rows;
+    m.params.cols = cols;
+    m.params.k = k;
+    return m;
+  };
+  // Full sizes are the ANCHORS of the issue; quick sizes keep the same shape with ~10x fewer entries.
+  const std::int64_t s = quick ? 10 : 1;
+  std::vector<benchmark_matrix> v;
+  v.push_back(grid("laplace2d", matrix_class::laplace_2d, quick ? 648 : 2048));
+  v.push_back(grid("laplace3d", matrix_class::laplace_3d, quick ? 74 : 160));
+  v.push_back(rnd("random16", matrix_class::random_k, 2000000 / s, 2000000 / s, 16));
+  v.push_back(rnd("powerlaw", matrix_class::power_law, 1000000 / s, 1000000 / s, 0));
+  v.push_back(rnd("random2", matrix_class::random_k, 8000000 / s, 8000000 / s, 2));
+  v.push_back(rnd("random1000", matrix_class::random_k, 20000 / s, 2000000, 1000));
+  v.push_back(rnd("denserow", matrix_class::dense_row, 1000000 / s, 1000000 / s, 4));
+  if (quick) v.back().params.dense_length = 100000;
+  return v;
+}
+
+#define SPARSE_GEN_INSTANTIATE(V, I)                                                                   \
+  template host_csr<V, I> generate<V, I>(const generate_params&);                                     \
+  template host_csr<V, I> generate_laplace_2d<V, I>(std::int64_t);                                    \
+  template host_csr<V, I> generate_laplace_3d<V, I>(std::int64_t);                                    \
+  template host_csr<V, I> generate_random_k<V, I>(std::int64_t, std::int64_t, std::int64_t, std::uint64_t); \
+  template host_csr<V, I> generate_power_law<V, I>(std::int64_t, std::int64_t, std::uint64_t, std::int64_t);
+SPARSE_GEN_INSTANTIATE(float, std::int32_t)
+SPARSE_GEN_INSTANTIATE(float, std::int64_t)
+SPARSE_GEN_INSTANTIATE(double, std::int32_t)
+SPARSE_GEN_INSTANTIATE(double, std::int64_t)
+
+}  // namespace sparse

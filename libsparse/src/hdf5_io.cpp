@@ -92,7 +92,7 @@ handle open_file(const std::string& path) {
     throw io_error(path + ": not an HDF5 file");
   }
   handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.valid()) throw io_error(path + ": HDF5 cannot open the file");
+  if (!file.valid()) throw io_error(path + ": HDF5 cannot open the file (truncated or corrupt?)");
   return file;
 }
 

@@ -267,7 +267,14 @@ host_csr<Value, Index> read_matrix_market(const std::string& path) {
 
   // Triplets -> CSR: count per row, scatter, then sort each row by column and sum duplicates.
   const std::size_t nt = ri.size();
-  std::vector<std::int64_t> start(static_cast<std::size_t>(rows) + 1, 0);
+  std::vector<std::int64_t> start;
+  std::vector<Index> row_ptr;
+  try {  // rows is only bounded by the index type: 10^15 empty rows is a valid header but not a matrix we can hold
+    start.assign(static_cast<std::size_t>(rows) + 1, 0);
+    row_ptr.resize(static_cast<std::size_t>(rows) + 1);
+  } catch (const std::exception&) {
+    throw io_error(path + ": cannot allocate row pointers for rows = " + std::to_string(rows));
+  }
   for (std::size_t k = 0; k < nt; ++k) ++start[static_cast<std::size_t>(ri[k]) + 1];
   for (std::int64_t r = 0; r < rows; ++r) start[static_cast<std::size_t>(r) + 1] += start[static_cast<std::size_t>(r)];
   std::vector<std::pair<std::int64_t, double>> slot(nt);
@@ -279,7 +286,6 @@ host_csr<Value, Index> read_matrix_market(const std::string& path) {
   ri = {};
   ci = {};
   vi = {};
-  std::vector<Index> row_ptr(static_cast<std::size_t>(rows) + 1);
   std::vector<Index> col_idx;
   std::vector<Value> values;
   col_idx.reserve(nt);

@@ -296,6 +296,10 @@ CPU_TEST_CASE(malformed_files_name_file_line_and_problem) {
       expect_error<sparse::io_error>([&] { sparse::read_matrix_market<double, int32_t>(p); }, parts);
     }
   }
+  // 10^15 rows fit int64 but not memory (8 PB > the 128 TB address space): an error, not a crash.
+  expect_error<sparse::io_error>(
+      [&] { sparse::read_matrix_market<double, int64_t>(t.file("huge.mtx", banner + "1000000000000000 1 0\n")); },
+      {"huge.mtx", "cannot allocate", "rows = 1000000000000000"});
   expect_error<sparse::io_error>([&] { sparse::read_matrix_market<double, int32_t>(t / "missing.mtx"); },
                                  {"missing.mtx", "cannot open"});
   // Vectors.

@@ -85,7 +85,12 @@ bool path_exists(hid_t file, const std::string& path) {
 }
 
 handle open_file(const std::string& path) {
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
+#if H5_VERSION_GE(1, 12, 0)
+  const htri_t is_hdf5 = H5Fis_accessible(path.c_str(), H5P_DEFAULT);
+#else
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+#endif
+  if (is_hdf5 <= 0) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) throw io_error(path + ": cannot open for reading");
     std::fclose(f);
@@ -196,7 +201,11 @@ std::string read_string_attr(hid_t obj, const std::string& path, const std::stri
     if (H5Aread(attr.get(), mem.get(), &s) < 0) throw io_error(path + ": cannot read attribute " + where + "." + name);
     if (s) out = s;
     handle space(H5Aget_space(attr.get()), H5Sclose);
+#if H5_VERSION_GE(1, 12, 0)
+    H5Treclaim(mem.get(), space.get(), H5P_DEFAULT, &s);  // H5Dvlen_reclaim is deprecated from 1.12
+#else
     H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, &s);
+#endif
   } else {
     const std::size_t size = H5Tget_size(type.get());
     std::vector<char> buf(size + 1, '\0');

@@ -1,0 +1,75 @@
+// Helpers shared by `spmv run` and `spmv bench`: GPU timing (CUDA events, warm-up, median), the minimum
+// byte count of an SpMV, and error summaries against an oracle within the derived per-row bound.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "reduce/cuda/check.hpp"
+
+namespace spmv_app {
+
+/// Median time in microseconds of `reps` calls of f() on `stream`, after `warmup` untimed calls; each call
+/// is bracketed by its own pair of events (so the median drops outliers such as a clock ramp).
+template <class F>
+double median_gpu_us(F&& f, int warmup, int reps, cudaStream_t stream = nullptr) {
+  for (int i = 0; i < warmup; ++i) f();
+  cudaEvent_t start, stop;
+  REDUCE_CUDA_CHECK(cudaEventCreate(&start));
+  REDUCE_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> us;
+  us.reserve(static_cast<std::size_t>(reps));
+  for (int i = 0; i < reps; ++i) {
+    REDUCE_CUDA_CHECK(cudaEventRecord(start, stream));
+    f();
+    REDUCE_CUDA_CHECK(cudaEventRecord(stop, stream));
+    REDUCE_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    us.push_back(1000.0 * ms);
+  }
+  REDUCE_CUDA_CHECK(cudaEventDestroy(start));
+  REDUCE_CUDA_CHECK(cudaEventDestroy(stop));
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+/// The least an SpMV must move: values and column indices once, row offsets once, x once, y once (twice
+/// when beta != 0: read and written).
+template <class Value, class Index>
+double minimum_bytes(std::int64_t rows, std::int64_t cols, std::int64_t nnz, bool beta_nonzero) {
+  return static_cast<double>(nnz) * (sizeof(Value) + sizeof(Index)) + static_cast<double>(rows + 1) * sizeof(Index) +
+         static_cast<double>(cols) * sizeof(Value) + static_cast<double>(rows) * sizeof(Value) * (beta_nonzero ? 2 : 1);
+}
+
+/// max |got - other| and max |got - other| / bound over the rows (bound from
+/// sparse::reference::row_error_bounds: 2 gamma_{k+2} S_i). Rows with a non-finite bound count as within
+/// it when both are NaN or both equal; any other mismatch (NaN against a number) gives ratio infinity.
+struct error_summary {
+  double max_abs = 0;
+  double max_ratio = 0;  ///< <= 1: within the derived bound everywhere
+};
+template <class Value>
+error_summary compare_rows(const std::vector<Value>& got, const std::vector<Value>& other, const std::vector<double>& bound) {
+  error_summary e;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double g = got[i], o = other[i];
+    if (!std::isfinite(bound[i])) {
+      if (!((std::isnan(g) && std::isnan(o)) || g == o)) e.max_ratio = INFINITY;
+      continue;
+    }
+    const double d = std::fabs(g - o);
+    if (std::isnan(d)) {
+      e.max_abs = e.max_ratio = INFINITY;
+      continue;
+    }
+    e.max_abs = std::max(e.max_abs, d);
+    e.max_ratio = std::max(e.max_ratio, bound[i] > 0 ? d / bound[i] : (d > 0 ? INFINITY : 0.0));
+  }
+  return e;
+}
+
+}  // namespace spmv_app

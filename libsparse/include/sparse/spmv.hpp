@@ -1,0 +1,172 @@
+// SpMV y = alpha * A * x + beta * y on the GPU (named algorithms, a reusable plan), its CPU twin, and a
+// thin cuSPARSE wrapper used as the peer in tests and benchmarks. No CUDA syntax: a plain C++ program
+// can include this header and link sparse::sparse.
+//
+// Conventions for every entry point:
+//  * Value is float or double, Index std::int32_t or std::int64_t (the same index type for row_ptr and
+//    col_idx, as in csr_view). Counts are 64-bit.
+//  * beta == 0 means y is only written, never read (it may hold NaN poison or be uninitialised).
+//  * Determinism: every algorithm sums each row in a fixed order that depends only on the matrix
+//    structure and the plan (never on timing or atomics), so two calls with the same plan and inputs give
+//    bitwise the same y on one GPU model. Different algorithms round differently (different orders).
+//  * Error bound (any algorithm): |y_i - exact| <= gamma_{k_i+2}(Value) * S_i, with k_i the row length,
+//    S_i = |alpha| sum_j |a_ij| |x_j| + |beta| |y_i| and gamma_k = k u / (1 - k u), u = eps(Value)/2: a
+//    k-term dot product summed in any order (sequential, warp tree, block tree, split row) has error
+//    <= gamma_k sum |a_ij x_j| (Higham, Accuracy and Stability, 3.1), and alpha * s + beta * y adds at
+//    most two more roundings. A NaN in x or A reaches exactly the rows that touch it.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reduce/device.hpp"
+#include "reduce/device_buffer.hpp"
+#include "sparse/csr.hpp"
+#include "sparse/csr_view.hpp"
+#include "sparse/reference.hpp"
+
+namespace sparse {
+
+using reduce::stream_t;
+
+/// The GPU SpMV algorithms. `automatic` asks choose_algorithm() (at plan time, once).
+enum class spmv_algorithm { automatic, scalar, shared_cached, warp_per_row, vector, adaptive };
+
+/// "automatic", "scalar", "shared_cached", "warp_per_row", "vector", "adaptive".
+const char* to_string(spmv_algorithm a);
+/// Inverse of to_string ("auto" is accepted for automatic); std::invalid_argument listing the names otherwise.
+spmv_algorithm parse_spmv_algorithm(std::string_view name);
+/// Every concrete algorithm (all but automatic), in enum order: what tests and benchmarks iterate over.
+std::vector<spmv_algorithm> concrete_spmv_algorithms();
+
+/// Row-length statistics of a matrix, computed once on the host (O(rows)) at plan time.
+struct row_stats {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t nnz = 0;
+  std::int64_t min_length = 0;
+  std::int64_t max_length = 0;
+  double mean_length = 0;       ///< nnz / rows (0 for no rows)
+  double stddev_length = 0;     ///< population standard deviation of the row lengths
+  std::int64_t empty_rows = 0;
+  std::int64_t rows_over_32 = 0;    ///< rows longer than a warp
+  std::int64_t rows_over_4096 = 0;  ///< rows that want a whole block or more
+  std::int64_t nnz_in_rows_over_32 = 0;  ///< entries held by rows longer than a warp
+};
+
+/// Statistics of the row lengths given by `row_ptr[0..rows]` (host memory).
+template <class Index>
+row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* row_ptr);
+
+/// The heuristic behind spmv_algorithm::automatic: every threshold lives here (see the comment above
+/// its definition in src/cuda/spmv_plan.cpp for the variants and where each wins).
+spmv_algorithm choose_algorithm(const row_stats& s);
+/// Lanes per row (2, 4, 8, 16 or 32) of the `vector` algorithm for these statistics.
+int choose_vector_width(const row_stats& s);
+
+namespace detail {
+struct spmv_plan_state;  // device workspace (row bins, tile list, partials); defined in src/cuda
+}
+
+/// Everything one matrix needs for repeated SpMV: the device view, row statistics, the algorithm
+/// chosen once, and (for `adaptive`) the row bins / tile list and the partials workspace of split rows.
+/// Built once (host-side analysis of row_ptr plus a few uploads, untimed); spmv() then does no
+/// allocation and no analysis. Move-only. The matrix must outlive the plan and stay unchanged.
+///
+/// Example:
+///   sparse::device_csr<float, std::int32_t> d(host);
+///   sparse::spmv_plan<float, std::int32_t> plan(d);              // automatic choice
+///   sparse::spmv(plan, 1.0f, d_x, 0.0f, d_y);                    // y = A x
+template <class Value, class Index>
+class spmv_plan {
+public:
+  /// Plan for a device matrix (reads its row_ptr back once to analyse it).
+  explicit spmv_plan(const device_csr<Value, Index>& a, spmv_algorithm algorithm = spmv_algorithm::automatic);
+  /// Plan for a view of device memory whose row_ptr is also given in host memory (`host_row_ptr`,
+  /// rows + 1 entries): no read-back. Throws std::invalid_argument if shapes disagree.
+  spmv_plan(const csr_view<Value, Index>& device_view, const Index* host_row_ptr,
+            spmv_algorithm algorithm = spmv_algorithm::automatic);
+  spmv_plan(spmv_plan&&) noexcept;
+  spmv_plan& operator=(spmv_plan&&) noexcept;
+  spmv_plan(const spmv_plan&) = delete;
+  spmv_plan& operator=(const spmv_plan&) = delete;
+  ~spmv_plan();
+
+  /// The algorithm that runs (never automatic: automatic is resolved at construction).
+  spmv_algorithm algorithm() const noexcept { return algorithm_; }
+  /// What the caller asked for (automatic or a forced algorithm).
+  spmv_algorithm requested() const noexcept { return requested_; }
+  /// Lanes per row of the vector algorithm (meaningful when algorithm() == vector).
+  int vector_width() const noexcept { return vector_width_; }
+  const row_stats& stats() const noexcept { return stats_; }
+  const csr_view<Value, Index>& matrix() const noexcept { return view_; }
+  const detail::spmv_plan_state& state() const noexcept { return *state_; }
+  /// One line: "adaptive (tiles: 1234 stream, 56 warp, 7 block, 3 split rows in 40 chunks)".
+  std::string describe() const;
+
+private:
+  void build(const Index* host_row_ptr);
+  csr_view<Value, Index> view_{};
+  row_stats stats_{};
+  spmv_algorithm requested_ = spmv_algorithm::automatic;
+  spmv_algorithm algorithm_ = spmv_algorithm::scalar;
+  int vector_width_ = 32;
+  std::unique_ptr<detail::spmv_plan_state> state_;
+};
+
+/// y = alpha * A * x + beta * y on the GPU with the plan's algorithm, stream-ordered (no host sync, no
+/// allocation). d_x has cols entries, d_y rows entries (device memory; they must not overlap).
+/// Deterministic (run to run on one GPU model); error bound as in the header comment.
+///
+/// Example:
+///   sparse::spmv_plan<double, std::int64_t> plan(d, sparse::spmv_algorithm::adaptive);
+///   sparse::spmv(plan, 2.0, d_x, 1.0, d_y, stream);   // y = 2 A x + y
+template <class Value, class Index>
+void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Value beta, Value* d_y,
+          stream_t stream = nullptr);
+
+namespace reference {
+/// The CPU twin of sparse::spmv (same arguments, host memory): the Eigen backend (spmv_eigen), each row
+/// summed in Value by one thread in column order. Deterministic; error bound as above.
+///
+/// Example:
+///   std::vector<float> y(a.rows());
+///   sparse::reference::spmv(a, 1.0f, x.data(), 0.0f, y.data());
+template <class Value, class Index>
+void spmv(const host_csr<Value, Index>& a, Value alpha, const Value* x, Value beta, Value* y) {
+  spmv_eigen(a.view(), alpha, x, beta, y);
+}
+}  // namespace reference
+
+/// cuSPARSE's CSR SpMV algorithms (CUSPARSE_SPMV_CSR_ALG1: fast, not bitwise reproducible;
+/// CUSPARSE_SPMV_CSR_ALG2: deterministic).
+enum class cusparse_algorithm { alg1, alg2 };
+const char* to_string(cusparse_algorithm a);
+
+/// The peer: cusparseSpMV on a device CSR matrix, with descriptors, the external buffer and
+/// cusparseSpMV_preprocess done once at construction for the given x and y (so run() times only the
+/// product). Errors throw reduce::cuda_error with the cuSPARSE status name and text.
+/// Matrices with rows == 0 or cols == 0 are rejected (std::invalid_argument): cuSPARSE has no use for them.
+///
+/// Example:
+///   sparse::cusparse_spmv<float, std::int32_t> peer(d.view(), sparse::cusparse_algorithm::alg1, d_x, d_y);
+///   peer.run(1.0f, 0.0f, stream);
+template <class Value, class Index>
+class cusparse_spmv {
+public:
+  cusparse_spmv(const csr_view<Value, Index>& device_view, cusparse_algorithm algorithm, const Value* d_x,
+                Value* d_y, Value alpha = Value(1), Value beta = Value(0), stream_t stream = nullptr);
+  cusparse_spmv(const cusparse_spmv&) = delete;
+  cusparse_spmv& operator=(const cusparse_spmv&) = delete;
+  ~cusparse_spmv();
+  /// y = alpha A x + beta y with the x and y given at construction, on `stream`.
+  void run(Value alpha, Value beta, stream_t stream = nullptr);
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace sparse

@@ -1,0 +1,82 @@
+// The adaptive SpMV kernel (one 256-thread block per tile of the plan's partition, see
+// spmv_plan_state.hpp) and the combine kernel of rows split over several blocks. Device code only.
+// Deterministic: a short row is summed by one thread in storage order; a medium row by a warp (lane
+// strides, then libreduce's fixed warp tree); a long row by a block (thread strides, block_reduce); a
+// split row's chunk partials are summed in chunk order by one thread of the combine kernel.
+#pragma once
+#include <cstdint>
+
+#include "reduce/cuda/block_reduce.cuh"
+#include "reduce/cuda/warp_reduce.cuh"
+#include "spmv_plan_state.hpp"
+#include "spmv_row_kernels.cuh"
+
+namespace sparse::detail {
+
+template <class Value, class Index>
+__global__ void __launch_bounds__(tile_threads, 4)
+spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
+                     Value* __restrict__ y, const spmv_tile* __restrict__ tiles,
+                     const std::int64_t* __restrict__ warp_rows, Value* __restrict__ partials) {
+  using block_reduce = reduce::block::block_reduce<tile_threads, Value>;
+  __shared__ Value staged[stream_tile_entries];
+  __shared__ typename block_reduce::storage tmp;
+  constexpr int ws = reduce::warp::warp_size;
+  const spmv_tile t = tiles[blockIdx.x];
+  const int tid = static_cast<int>(threadIdx.x);
+
+  if (t.kind == tile_stream) {
+    // CSR-stream: the tile's entries are contiguous, so the products a_ij * x_j are formed with fully
+    // coalesced loads (8 independent loads per thread), staged in shared memory, then each row is summed
+    // by one thread in storage order.
+    const std::int64_t p0 = a.row_ptr[t.first];
+    const int n = static_cast<int>(a.row_ptr[t.first + t.count] - p0);
+#pragma unroll
+    for (int k = 0; k < stream_tile_entries / tile_threads; ++k) {
+      const int q = tid + k * tile_threads;
+      if (q < n) staged[q] = a.values[p0 + q] * __ldg(x + a.col_idx[p0 + q]);
+    }
+    __syncthreads();
+    for (int r = tid; r < t.count; r += tile_threads) {
+      const std::int64_t row = t.first + r;
+      const int b = static_cast<int>(a.row_ptr[row] - p0), e = static_cast<int>(a.row_ptr[row + 1] - p0);
+      Value s = Value(0);
+      for (int q = b; q < e; ++q) s += staged[q];
+      store_row(y, row, s, alpha, beta);
+    }
+  } else if (t.kind == tile_warp) {
+    const int w = tid / ws, lane = tid % ws;
+    if (w < t.count) {  // uniform per warp
+      const std::int64_t row = warp_rows[t.first + w];
+      Value s = strided_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, ws);
+      s = reduce::warp::reduce_to_first(s, reduce::plus{});
+      if (lane == 0) store_row(y, row, s, alpha, beta);
+    }
+  } else {
+    // A whole long row (block) or one chunk of a very long row (split).
+    const bool whole = t.kind == tile_block;
+    const std::int64_t begin = whole ? static_cast<std::int64_t>(a.row_ptr[t.first]) : t.begin;
+    const std::int64_t end = whole ? static_cast<std::int64_t>(a.row_ptr[t.first + 1]) : t.begin + t.count;
+    Value s = strided_dot(a, x, begin, end, tid, tile_threads);
+    s = block_reduce::reduce(s, reduce::plus{}, tmp);
+    if (tid == 0) {
+      if (whole) store_row(y, t.first, s, alpha, beta);
+      else partials[t.slot] = s;
+    }
+  }
+}
+
+/// One thread per split row: the chunk partials in chunk order, then alpha/beta.
+template <class Value>
+__global__ void spmv_combine_split_kernel(const spmv_split_row* __restrict__ rows, std::int64_t n,
+                                          const Value* __restrict__ partials, Value alpha, Value beta,
+                                          Value* __restrict__ y) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const spmv_split_row r = rows[i];
+  Value s = Value(0);
+  for (std::int64_t c = 0; c < r.chunks; ++c) s += partials[r.first_slot + c];
+  store_row(y, r.row, s, alpha, beta);
+}
+
+}  // namespace sparse::detail

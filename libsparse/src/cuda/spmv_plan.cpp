@@ -1,0 +1,246 @@
+// SpMV plan: row statistics, the automatic choice, the adaptive partition (host side, once per matrix),
+// and the names of the algorithms. No CUDA syntax: the launches live in spmv.cu.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "sparse/spmv.hpp"
+#include "spmv_plan_state.hpp"
+
+namespace sparse {
+
+const char* to_string(spmv_algorithm a) {
+  switch (a) {
+    case spmv_algorithm::automatic: return "automatic";
+    case spmv_algorithm::scalar: return "scalar";
+    case spmv_algorithm::shared_cached: return "shared_cached";
+    case spmv_algorithm::warp_per_row: return "warp_per_row";
+    case spmv_algorithm::vector: return "vector";
+    case spmv_algorithm::adaptive: return "adaptive";
+  }
+  return "unknown";
+}
+
+spmv_algorithm parse_spmv_algorithm(std::string_view name) {
+  if (name == "auto") return spmv_algorithm::automatic;
+  for (auto a : {spmv_algorithm::automatic, spmv_algorithm::scalar, spmv_algorithm::shared_cached,
+                 spmv_algorithm::warp_per_row, spmv_algorithm::vector, spmv_algorithm::adaptive})
+    if (name == to_string(a)) return a;
+  throw std::invalid_argument("unknown SpMV algorithm '" + std::string(name) +
+                              "' (expected automatic, scalar, shared_cached, warp_per_row, vector or adaptive)");
+}
+
+std::vector<spmv_algorithm> concrete_spmv_algorithms() {
+  return {spmv_algorithm::scalar, spmv_algorithm::shared_cached, spmv_algorithm::warp_per_row,
+          spmv_algorithm::vector, spmv_algorithm::adaptive};
+}
+
+const char* to_string(cusparse_algorithm a) { return a == cusparse_algorithm::alg1 ? "cusparse_alg1" : "cusparse_alg2"; }
+
+template <class Index>
+row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* row_ptr) {
+  row_stats s;
+  s.rows = rows;
+  s.cols = cols;
+  if (rows <= 0) return s;
+  s.nnz = static_cast<std::int64_t>(row_ptr[rows]) - static_cast<std::int64_t>(row_ptr[0]);
+  s.min_length = static_cast<std::int64_t>(row_ptr[1]) - row_ptr[0];
+  double sum_sq = 0;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const std::int64_t len = static_cast<std::int64_t>(row_ptr[i + 1]) - row_ptr[i];
+    if (len < 0) throw std::invalid_argument("spmv plan: row_ptr decreases at row " + std::to_string(i));
+    s.min_length = std::min(s.min_length, len);
+    s.max_length = std::max(s.max_length, len);
+    s.empty_rows += len == 0;
+    if (len > 32) {
+      ++s.rows_over_32;
+      s.nnz_in_rows_over_32 += len;
+    }
+    s.rows_over_4096 += len > 4096;
+    sum_sq += static_cast<double>(len) * static_cast<double>(len);
+  }
+  s.mean_length = static_cast<double>(s.nnz) / static_cast<double>(rows);
+  s.stddev_length = std::sqrt(std::max(0.0, sum_sq / static_cast<double>(rows) - s.mean_length * s.mean_length));
+  return s;
+}
+
+// The variants and where each wins (256-thread blocks; "short" = at most 32 entries, a warp's width):
+//  * scalar (a thread per row, the seed's csrmul_kernel): fine for very short uniform rows, but a warp's
+//    32 threads read 32 different rows, so loads of values/col_idx are strided (one 32-byte sector per
+//    thread and per entry) and one long row stalls its whole warp. Never chosen except for empty
+//    matrices (nothing to balance, smallest launch).
+//  * shared_cached (the seed's csrmul_shared): as scalar, x of the block's own rows in shared memory.
+//    Pays only for banded matrices whose bandwidth is below the block's 256 rows; kept as the seed's idea,
+//    not chosen (the L1/L2 caches already serve those x reads).
+//  * warp_per_row: coalesced loads of long rows; wastes 31 of 32 lanes on rows of 1-2 entries. Wins
+//    for uniformly long rows (mean >= 64, little spread, max <= 1024) where adaptive only adds the tile
+//    indirection.
+//  * vector (W = 2..32 lanes per row from the mean length): the middle ground for uniform rows; every
+//    lane loads 1-2 entries per pass. Chosen for uniform rows of mean 8-64 with little spread.
+//  * adaptive: short rows staged through shared memory with fully coalesced loads (CSR-stream), medium
+//    rows a warp each, long rows a block, very long rows split over several blocks with a deterministic
+//    combine. Wins whenever rows are short (<= 32 entries, the Laplacians, random 2/row) or irregular
+//    (power law, one dense row), and is the default.
+spmv_algorithm choose_algorithm(const row_stats& s) {
+  if (s.rows == 0 || s.nnz == 0) return spmv_algorithm::scalar;
+  const double cv = s.mean_length > 0 ? s.stddev_length / s.mean_length : 0.0;  // spread of the lengths
+  const bool uniform = cv < 0.25 && s.max_length <= 2 * s.mean_length + 2;
+  if (uniform && s.mean_length >= 64 && s.max_length <= 1024) return spmv_algorithm::warp_per_row;
+  if (uniform && s.mean_length >= 8 && s.mean_length < 64 && s.min_length > 32)
+    return spmv_algorithm::vector;  // rows beyond the stream bin but still shorter than two warp passes
+  return spmv_algorithm::adaptive;
+}
+
+int choose_vector_width(const row_stats& s) {
+  // The smallest power of two >= the mean length: one pass of loads covers a typical row (5-7 entries of
+  // a Laplacian -> 8 lanes, 16/row -> 16), clamped to 2..32.
+  int w = 2;
+  while (w < 32 && static_cast<double>(w) < s.mean_length) w *= 2;
+  return w;
+}
+
+namespace detail {
+
+template <class Index>
+adaptive_partition build_adaptive_partition(std::int64_t rows, const Index* row_ptr) {
+  adaptive_partition p;
+  auto len = [&](std::int64_t i) { return static_cast<std::int64_t>(row_ptr[i + 1]) - row_ptr[i]; };
+  auto push = [&](spmv_tile t) {
+    ++p.counts[t.kind];
+    p.tiles.push_back(t);
+  };
+  std::int64_t i = 0;
+  std::vector<std::int64_t> block_rows;
+  while (i < rows) {
+    const std::int64_t l = len(i);
+    if (l <= stream_max_row) {
+      // A run of consecutive short rows, closed at the entry or row budget or at the next longer row.
+      std::int64_t entries = 0, j = i;
+      while (j < rows && j - i < stream_tile_rows) {
+        const std::int64_t lj = len(j);
+        if (lj > stream_max_row || entries + lj > stream_tile_entries) break;
+        entries += lj;
+        ++j;
+      }
+      spmv_tile t;
+      t.kind = tile_stream;
+      t.first = i;
+      t.count = static_cast<std::int32_t>(j - i);
+      push(t);
+      i = j;
+    } else if (l <= warp_max_row) {
+      p.warp_rows.push_back(i++);
+    } else if (l <= block_max_row) {
+      spmv_tile t;
+      t.kind = tile_block;
+      t.first = i++;
+      push(t);
+    } else {
+      spmv_split_row s;
+      s.row = i;
+      s.first_slot = p.partial_slots;
+      s.chunks = (l + split_chunk - 1) / split_chunk;
+      for (std::int64_t c = 0; c < s.chunks; ++c) {
+        spmv_tile t;
+        t.kind = tile_split;
+        t.first = i;
+        t.begin = static_cast<std::int64_t>(row_ptr[i]) + c * split_chunk;
+        t.count = static_cast<std::int32_t>(std::min(split_chunk, l - c * split_chunk));
+        t.slot = p.partial_slots++;
+        push(t);
+      }
+      p.split_rows.push_back(s);
+      ++i;
+    }
+  }
+  // Medium rows: 8 per tile, a warp each, in ascending row order.
+  for (std::size_t k = 0; k < p.warp_rows.size(); k += warps_per_tile) {
+    spmv_tile t;
+    t.kind = tile_warp;
+    t.first = static_cast<std::int64_t>(k);
+    t.count = static_cast<std::int32_t>(std::min<std::size_t>(warps_per_tile, p.warp_rows.size() - k));
+    push(t);
+  }
+  // Longest work first: split chunks and block rows start before the many small tiles, so a 100k-entry
+  // row is not left to run alone at the end of the grid.
+  std::stable_partition(p.tiles.begin(), p.tiles.end(),
+                        [](const spmv_tile& t) { return t.kind == tile_split || t.kind == tile_block; });
+  return p;
+}
+
+}  // namespace detail
+
+template <class Value, class Index>
+spmv_plan<Value, Index>::spmv_plan(const device_csr<Value, Index>& a, spmv_algorithm algorithm)
+    : view_(a.view()), requested_(algorithm) {
+  std::vector<Index> host_row_ptr(static_cast<std::size_t>(a.rows() + 1), Index(0));
+  if (a.rows() > 0)
+    reduce::detail::copy_to_host(host_row_ptr.data(), view_.row_ptr, host_row_ptr.size() * sizeof(Index));
+  build(host_row_ptr.data());
+}
+
+template <class Value, class Index>
+spmv_plan<Value, Index>::spmv_plan(const csr_view<Value, Index>& device_view, const Index* host_row_ptr,
+                                   spmv_algorithm algorithm)
+    : view_(device_view), requested_(algorithm) {
+  if (device_view.rows < 0 || device_view.cols < 0 || host_row_ptr == nullptr)
+    throw std::invalid_argument("spmv plan: negative shape or no row_ptr");
+  if (static_cast<std::int64_t>(host_row_ptr[device_view.rows]) - host_row_ptr[0] != device_view.nnz)
+    throw std::invalid_argument("spmv plan: row_ptr[rows] - row_ptr[0] = " +
+                                std::to_string(static_cast<std::int64_t>(host_row_ptr[device_view.rows]) -
+                                               host_row_ptr[0]) +
+                                " differs from nnz = " + std::to_string(device_view.nnz));
+  build(host_row_ptr);
+}
+
+template <class Value, class Index>
+void spmv_plan<Value, Index>::build(const Index* host_row_ptr) {
+  stats_ = compute_row_stats(view_.rows, view_.cols, host_row_ptr);
+  if (host_row_ptr[0] != 0) throw std::invalid_argument("spmv plan: row_ptr[0] must be 0");
+  algorithm_ = requested_ == spmv_algorithm::automatic ? choose_algorithm(stats_) : requested_;
+  vector_width_ = choose_vector_width(stats_);
+  state_ = std::make_unique<detail::spmv_plan_state>();
+  state_->sm_count = detail::current_sm_count();
+  if (algorithm_ == spmv_algorithm::adaptive) {
+    auto& part = state_->partition;
+    part = detail::build_adaptive_partition(view_.rows, host_row_ptr);
+    state_->tiles = reduce::device_buffer<detail::spmv_tile>(part.tiles);
+    state_->warp_rows = reduce::device_buffer<std::int64_t>(part.warp_rows);
+    state_->split_rows = reduce::device_buffer<detail::spmv_split_row>(part.split_rows);
+    state_->partials = reduce::device_buffer<double>(part.partial_slots);
+  }
+}
+
+template <class Value, class Index>
+spmv_plan<Value, Index>::spmv_plan(spmv_plan&&) noexcept = default;
+template <class Value, class Index>
+spmv_plan<Value, Index>& spmv_plan<Value, Index>::operator=(spmv_plan&&) noexcept = default;
+template <class Value, class Index>
+spmv_plan<Value, Index>::~spmv_plan() = default;
+
+template <class Value, class Index>
+std::string spmv_plan<Value, Index>::describe() const {
+  std::ostringstream o;
+  o << to_string(algorithm_);
+  if (algorithm_ == spmv_algorithm::vector) o << " (" << vector_width_ << " lanes per row)";
+  if (algorithm_ == spmv_algorithm::adaptive) {
+    const auto& p = state_->partition;
+    o << " (tiles: " << p.counts[detail::tile_stream] << " stream, " << p.counts[detail::tile_warp] << " warp ["
+      << p.warp_rows.size() << " rows], " << p.counts[detail::tile_block] << " block, "
+      << p.split_rows.size() << " split rows in " << p.counts[detail::tile_split] << " chunks)";
+  }
+  return o.str();
+}
+
+template row_stats compute_row_stats<std::int32_t>(std::int64_t, std::int64_t, const std::int32_t*);
+template row_stats compute_row_stats<std::int64_t>(std::int64_t, std::int64_t, const std::int64_t*);
+template detail::adaptive_partition detail::build_adaptive_partition<std::int32_t>(std::int64_t, const std::int32_t*);
+template detail::adaptive_partition detail::build_adaptive_partition<std::int64_t>(std::int64_t, const std::int64_t*);
+template class spmv_plan<float, std::int32_t>;
+template class spmv_plan<float, std::int64_t>;
+template class spmv_plan<double, std::int32_t>;
+template class spmv_plan<double, std::int64_t>;
+
+}  // namespace sparse

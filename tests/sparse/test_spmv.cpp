@@ -1,0 +1,448 @@
+// SpMV: every GPU algorithm (and the automatic choice) against the double-accumulating reference, against
+// Eigen (CPU) and against cuSPARSE (GPU) on the bundled real matrices, each generated class at small size
+// and the hostile cases; the CPU path (sparse::reference::spmv) through the same checks; determinism;
+// the plan's statistics, automatic choice and adaptive partition.
+//
+// Error bound used by every comparison (row i, length k_i, Value precision, u = eps/2):
+//   S_i = |alpha| sum_j |a_ij| |x_j| + |beta| |y_i|   (the |beta y_i| term only when beta != 0)
+//   |y_i(any algorithm) - exact| <= gamma_{k_i+2} S_i: a k-term dot product summed in any order (one
+//     thread in storage order, a warp tree, a block tree, chunk partials) has error <= gamma_k sum|a_ij x_j|
+//     (Higham 3.1); alpha * s rounds once more and + beta * y once more: k + 2 roundings in the chain.
+//   The reference is within gamma_{k+2}(double) S_i + u |y_i| <= gamma_{k+2}(Value) S_i of exact, Eigen
+//     (Value accumulation) and cuSPARSE within gamma_{k+2}(Value) S_i too.
+//   So any two of them differ by at most 2 gamma_{k_i+2}(Value) S_i: sparse::reference::row_error_bounds.
+// Rows whose S_i is not finite (NaN/Inf in x) are compared for NaN-ness / exact Inf instead.
+#include <boost/mpl/list.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "gpukit_paths.hpp"
+#include "reduce/device_buffer.hpp"
+#include "sparse/csr.hpp"
+#include "sparse/generate.hpp"
+#include "sparse/io.hpp"
+#include "sparse/reference.hpp"
+#include "sparse/spmv.hpp"
+#include "spmv_plan_state.hpp"  // white-box: the adaptive partition (libsparse/src/cuda)
+#include "test_support.hpp"
+
+using std::int32_t;
+using std::int64_t;
+
+namespace {
+
+template <class V, class I>
+struct combo {
+  using value = V;
+  using index = I;
+};
+using combos = boost::mpl::list<combo<float, int32_t>, combo<double, int64_t>, combo<float, int64_t>,
+                                combo<double, int32_t>>;
+
+using base_csr = sparse::host_csr<double, int64_t>;
+
+struct named_matrix {
+  std::string name;
+  base_csr a;
+};
+
+/// A matrix with the given row lengths: row i gets lengths[i] distinct sorted columns (evenly spaced with
+/// a random offset inside each stride), values uniform in [-1, 1).
+base_csr from_lengths(int64_t cols, const std::vector<int64_t>& lengths, std::uint64_t stream) {
+  auto g = test::rng(stream);
+  std::uniform_real_distribution<double> val(-1.0, 1.0);
+  std::vector<int64_t> ptr{0}, col;
+  std::vector<double> v;
+  for (int64_t len : lengths) {
+    if (len > cols) throw std::invalid_argument("from_lengths: a row longer than the column count");
+    const int64_t step = len > 0 ? cols / len : 0;
+    for (int64_t t = 0; t < len; ++t) {
+      col.push_back(t * step + static_cast<int64_t>(g() % static_cast<std::uint64_t>(step)));
+      v.push_back(val(g));
+    }
+    ptr.push_back(static_cast<int64_t>(col.size()));
+  }
+  return base_csr(static_cast<int64_t>(lengths.size()), cols, std::move(ptr), std::move(col), std::move(v));
+}
+
+std::vector<named_matrix> test_matrices() {
+  std::vector<named_matrix> m;
+  // Bundled real matrices (SuiteSparse, data/sparse; provenance in data/README.md) and small bundled
+  // generated ones, read through both file formats.
+  for (const char* f : {"494_bus.mtx", "cage8.mtx", "jagmesh7.mtx", "lp_afiro.mtx", "west0479.mtx", "west0479.h5",
+                        "laplace2d_16.mtx", "random_k5_300x200.mtx", "powerlaw_2000.h5"})
+    m.push_back({f, sparse::read_matrix<double, int64_t>(std::string(gpukit::data_dir) + "/sparse/" + f)});
+  // Each generated class at small size.
+  m.push_back({"laplace2d_33", sparse::generate_laplace_2d<double, int64_t>(33)});
+  m.push_back({"laplace3d_9", sparse::generate_laplace_3d<double, int64_t>(9)});
+  m.push_back({"random_1025x517_k5", sparse::generate_random_k<double, int64_t>(1025, 517, 5, 11)});
+  m.push_back({"random_257x4097_k40", sparse::generate_random_k<double, int64_t>(257, 4097, 40, 12)});
+  m.push_back({"random_65_x_2000_k1000", sparse::generate_random_k<double, int64_t>(65, 2000, 1000, 13)});
+  m.push_back({"powerlaw_20000", sparse::generate_power_law<double, int64_t>(20000, 20000, 14, 20000)});
+  {
+    sparse::generate_params p;
+    p.kind = sparse::matrix_class::dense_row;
+    p.rows = 3001;
+    p.k = 4;
+    p.dense_length = 3001;
+    p.seed = 15;
+    m.push_back({"denserow_3001", sparse::generate<double, int64_t>(p)});
+  }
+  // More rows than one grid of the row kernels covers (16 blocks x 256 per SM x 132 SMs = 540,672), so
+  // their grid-stride loops turn.
+  m.push_back({"random_1000003_k2", sparse::generate_random_k<double, int64_t>(1000003, 1000003, 2, 16)});
+  // Hostile shapes.
+  m.push_back({"0x0", base_csr()});
+  m.push_back({"1x1", base_csr(1, 1, {0, 1}, {0}, {-0.75})});
+  m.push_back({"1x1_empty", base_csr(1, 1, {0, 0}, {}, {})});
+  m.push_back({"all_rows_empty_1025x33", base_csr(1025, 33, std::vector<int64_t>(1026, 0), {}, {})});
+  m.push_back({"0_columns_5x0", base_csr(5, 0, std::vector<int64_t>(6, 0), {}, {})});
+  {
+    std::vector<int64_t> len(4097);
+    for (std::size_t i = 0; i < len.size(); ++i) len[i] = i % 3 == 0 ? 0 : static_cast<int64_t>(i % 7);  // every third empty
+    m.push_back({"empty_rows_4097", from_lengths(4097, len, 21)});
+  }
+  {
+    // Every bin boundary of the adaptive partition, and of warp/vector strides.
+    std::vector<int64_t> len;
+    for (int64_t l = 0; l <= 40; ++l) len.push_back(l);
+    for (int64_t l : {63, 64, 65, 255, 256, 257, 1023, 1024, 1025, 2047, 4095, 4097, 8191, 8192, 8193, 16384, 16385})
+      len.push_back(l);
+    for (int64_t l = 0; l < 3000; ++l) len.push_back(l % 5);  // a long run of short rows after the long ones
+    m.push_back({"row_length_ladder", from_lengths(20000, len, 22)});
+  }
+  // One row longer than 100k entries between short rows (split over 15 blocks), rectangular.
+  m.push_back({"long_row_120007", from_lengths(130000, {1, 3, 120007, 0, 2, 8193, 5}, 23)});
+  m.push_back({"tall_5000x37", sparse::generate_random_k<double, int64_t>(5000, 37, 5, 24)});
+  m.push_back({"wide_37x50000", sparse::generate_random_k<double, int64_t>(37, 50000, 3000, 25)});
+  m.push_back({"wide_3x300", base_csr(3, 300, {0, 2, 2, 3}, {0, 299, 150}, {1.5, -2.0, 0.25})});
+  return m;
+}
+
+const std::vector<named_matrix>& matrices() {
+  static const std::vector<named_matrix> m = test_matrices();
+  return m;
+}
+
+struct scenario {
+  double alpha, beta;
+};
+// y = A x; y = -1.5 A x + 0.75 y; alpha = 0 (y = 2 y: A x must not leak in); alpha = beta = 0 (y = 0).
+const scenario scenarios[] = {{1.0, 0.0}, {-1.5, 0.75}, {0.0, 2.0}, {0.0, 0.0}};
+
+/// The result of one SpMV path for one input.
+template <class V>
+using result = std::vector<V>;
+
+/// Compares `got` row by row with the reference, Eigen and (if given) cuSPARSE within the derived bound.
+/// Reports the number of bad comparisons and the first one.
+template <class V, class I>
+void check_rows(const std::string& what, const sparse::host_csr<V, I>& a, V alpha, const std::vector<V>& x, V beta,
+                const std::vector<V>& y0, const std::vector<V>& got,
+                typename std::common_type<const std::vector<V>*>::type cusparse_y) {  // not deduced: nullptr ok
+  const auto n = static_cast<std::size_t>(a.rows());
+  BOOST_TEST_REQUIRE(got.size() == n);
+  std::vector<V> ref = y0, eig = y0;
+  sparse::reference::spmv_reference(a, alpha, x.data(), beta, ref.data());
+  sparse::reference::spmv_eigen(a, alpha, x.data(), beta, eig.data());
+  const std::vector<double> bound = sparse::reference::row_error_bounds(a, alpha, x.data(), beta, y0.data());
+  std::int64_t bad = 0;
+  std::ostringstream first;
+  auto compare = [&](std::size_t i, double other, const char* name) {
+    const double g = got[i];
+    bool ok;
+    if (std::isfinite(bound[i])) ok = std::fabs(g - other) <= bound[i];  // NaN fails here
+    else ok = (std::isnan(g) && std::isnan(other)) || g == other;         // NaN/Inf rows: same class
+    if (!ok && bad++ == 0)
+      first << "row " << i << " (length " << a.row_ptr()[i + 1] - a.row_ptr()[i] << "): got " << g << " vs "
+            << name << " " << other << ", bound " << bound[i];
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    compare(i, ref[i], "reference");
+    compare(i, eig[i], "Eigen");
+    if (cusparse_y) compare(i, (*cusparse_y)[i], "cuSPARSE");
+  }
+  BOOST_TEST(bad == 0, what << ": " << bad << " bad comparisons; first: " << first.str());
+}
+
+template <class V>
+std::vector<V> input_y(std::int64_t rows, double beta, std::uint64_t stream) {
+  // beta == 0: y is poison (NaN bytes); a path that reads it would turn rows into NaN.
+  if (beta == 0) return std::vector<V>(static_cast<std::size_t>(rows), test::poison_value<V>());
+  return test::random_vector<V>(rows, V(-1), V(1), stream);
+}
+
+/// One GPU run of `plan` on (x, y0): uploads, poisons y when beta == 0, runs, downloads.
+template <class V, class I>
+std::vector<V> gpu_run(const sparse::spmv_plan<V, I>& plan, V alpha, const std::vector<V>& x, V beta,
+                       const std::vector<V>& y0) {
+  reduce::device_buffer<V> dx(x), dy(static_cast<std::int64_t>(y0.size()));
+  if (beta == V(0)) dy.fill_bytes(test::poison_byte);
+  else dy.upload(y0);
+  sparse::spmv(plan, alpha, dx.data(), beta, dy.data());
+  return dy.download();
+}
+
+template <class V, class I>
+std::optional<std::vector<V>> cusparse_run(const sparse::device_csr<V, I>& d, sparse::cusparse_algorithm alg, V alpha,
+                                           const std::vector<V>& x, V beta, const std::vector<V>& y0) {
+  if (d.rows() == 0 || d.cols() == 0) return std::nullopt;  // cuSPARSE takes no empty shapes (see spmv.hpp)
+  reduce::device_buffer<V> dx(x), dy(static_cast<std::int64_t>(y0.size()));
+  if (beta == V(0)) dy.fill_bytes(test::poison_byte);
+  else dy.upload(y0);
+  sparse::cusparse_spmv<V, I> peer(d.view(), alg, dx.data(), dy.data(), alpha, beta);
+  peer.run(alpha, beta);
+  return dy.download();
+}
+
+std::vector<sparse::spmv_algorithm> algorithms_under_test() {
+  auto v = sparse::concrete_spmv_algorithms();
+  v.push_back(sparse::spmv_algorithm::automatic);
+  return v;
+}
+
+enum class path { cpu, gpu };
+
+/// The one check: every matrix, every scenario, through the CPU path or every GPU algorithm.
+template <class V, class I>
+void check_all_matrices(path p) {
+  std::uint64_t stream = 1000;
+  for (const auto& nm : matrices()) {
+    const auto a = nm.a.cast<V, I>();
+    const std::vector<V> x = test::random_vector<V>(a.cols(), V(-1), V(1), ++stream);
+    std::unique_ptr<sparse::device_csr<V, I>> d;
+    if (p == path::gpu) d = std::make_unique<sparse::device_csr<V, I>>(a);
+    for (const scenario& s : scenarios) {
+      const V alpha = static_cast<V>(s.alpha), beta = static_cast<V>(s.beta);
+      const std::vector<V> y0 = input_y<V>(a.rows(), s.beta, ++stream);
+      const std::string ctx = nm.name + " alpha=" + std::to_string(s.alpha) + " beta=" + std::to_string(s.beta);
+      if (p == path::cpu) {
+        std::vector<V> y = y0;
+        sparse::reference::spmv(a, alpha, x.data(), beta, y.data());
+        check_rows(ctx + " cpu", a, alpha, x, beta, y0, y, nullptr);
+        continue;
+      }
+      const auto peer = cusparse_run(*d, sparse::cusparse_algorithm::alg2, alpha, x, beta, y0);
+      for (auto alg : algorithms_under_test()) {
+        const sparse::spmv_plan<V, I> plan(*d, alg);
+        const auto y = gpu_run(plan, alpha, x, beta, y0);
+        check_rows(ctx + " " + plan.describe(), a, alpha, x, beta, y0, y, peer ? &*peer : nullptr);
+      }
+    }
+  }
+}
+
+/// NaN in x: exactly the rows with a stored entry in a NaN column become NaN; the others stay within bound.
+template <class V, class I>
+void check_nan_rows(path p) {
+  const auto a = from_lengths(5000, [] {
+                   std::vector<int64_t> len(3001);
+                   for (std::size_t i = 0; i < len.size(); ++i) len[i] = static_cast<int64_t>((i * 7) % 41);
+                   len[1500] = 4999;  // a block row, touches nearly every column
+                   return len;
+                 }(), 31).template cast<V, I>();
+  std::vector<V> x = test::random_vector<V>(a.cols(), V(-1), V(1), 32);
+  const std::set<int64_t> nan_cols = {0, 17, 2500, 4998};
+  for (int64_t j : nan_cols) x[static_cast<std::size_t>(j)] = std::numeric_limits<V>::quiet_NaN();
+  std::vector<bool> touches(static_cast<std::size_t>(a.rows()), false);
+  for (int64_t i = 0; i < a.rows(); ++i)
+    for (auto q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q)
+      if (nan_cols.count(a.col_idx()[q])) touches[static_cast<std::size_t>(i)] = true;
+  std::unique_ptr<sparse::device_csr<V, I>> d;
+  if (p == path::gpu) d = std::make_unique<sparse::device_csr<V, I>>(a);
+  for (const scenario& s : {scenario{1.0, 0.0}, scenario{2.0, 0.5}}) {
+    const V alpha = static_cast<V>(s.alpha), beta = static_cast<V>(s.beta);
+    const std::vector<V> y0 = input_y<V>(a.rows(), s.beta, 33);
+    std::vector<std::pair<std::string, std::vector<V>>> runs;
+    if (p == path::cpu) {
+      std::vector<V> y = y0;
+      sparse::reference::spmv(a, alpha, x.data(), beta, y.data());
+      runs.emplace_back("cpu", y);
+    } else {
+      for (auto alg : algorithms_under_test()) {
+        const sparse::spmv_plan<V, I> plan(*d, alg);
+        runs.emplace_back(plan.describe(), gpu_run(plan, alpha, x, beta, y0));
+      }
+    }
+    for (const auto& [name, y] : runs) {
+      std::int64_t wrong = 0;
+      for (std::size_t i = 0; i < y.size(); ++i) wrong += std::isnan(y[i]) != touches[i];
+      BOOST_TEST(wrong == 0, name << " beta=" << s.beta << ": " << wrong << " rows with the wrong NaN-ness");
+      check_rows("nan " + name, a, alpha, x, beta, y0, y, nullptr);
+    }
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(spmv)
+
+CPU_TEST_CASE_TEMPLATE(cpu_path_matches_reference_and_eigen, C, combos) {
+  check_all_matrices<typename C::value, typename C::index>(path::cpu);
+}
+
+GPU_TEST_CASE_TEMPLATE(every_algorithm_matches_reference_eigen_and_cusparse, C, combos) {
+  check_all_matrices<typename C::value, typename C::index>(path::gpu);
+}
+
+CPU_TEST_CASE_TEMPLATE(cpu_path_nan_reaches_exactly_the_rows_that_touch_it, C, combos) {
+  check_nan_rows<typename C::value, typename C::index>(path::cpu);
+}
+
+GPU_TEST_CASE_TEMPLATE(gpu_nan_reaches_exactly_the_rows_that_touch_it, C, combos) {
+  check_nan_rows<typename C::value, typename C::index>(path::gpu);
+}
+
+GPU_TEST_CASE(every_algorithm_is_run_to_run_deterministic) {
+  for (const char* name : {"powerlaw_20000", "long_row_120007", "row_length_ladder", "random_257x4097_k40"}) {
+    const named_matrix* nm = nullptr;
+    for (const auto& m : matrices()) if (m.name == name) nm = &m;
+    BOOST_TEST_REQUIRE(nm != nullptr);
+    const auto a = nm->a.cast<float, int32_t>();
+    const sparse::device_csr<float, int32_t> d(a);
+    const auto x = test::random_vector<float>(a.cols(), -1.f, 1.f, 41);
+    const auto y0 = test::random_vector<float>(a.rows(), -1.f, 1.f, 42);
+    for (auto alg : algorithms_under_test()) {
+      const sparse::spmv_plan<float, int32_t> plan(d, alg);
+      const auto first = gpu_run(plan, 1.25f, x, 0.5f, y0);
+      for (int run = 0; run < 5; ++run) {
+        const auto again = gpu_run(plan, 1.25f, x, 0.5f, y0);
+        BOOST_TEST(std::memcmp(first.data(), again.data(), first.size() * sizeof(float)) == 0,
+                   name << " " << plan.describe() << ": run " << run << " differs bitwise");
+      }
+    }
+  }
+}
+
+GPU_TEST_CASE(plan_from_view_and_host_row_ptr_matches_plan_from_device_csr) {
+  const auto a = sparse::generate_power_law<double, int64_t>(20000, 20000, 51, 20000);
+  const sparse::device_csr<double, int64_t> d(a);
+  const auto x = test::random_vector<double>(a.cols(), -1.0, 1.0, 52);
+  const std::vector<double> y0(static_cast<std::size_t>(a.rows()), 0.0);
+  const sparse::spmv_plan<double, int64_t> p1(d), p2(d.view(), a.row_ptr().data());
+  BOOST_TEST((p1.algorithm() == p2.algorithm()));
+  BOOST_TEST((p1.algorithm() == sparse::choose_algorithm(p1.stats())));
+  BOOST_TEST((p1.requested() == sparse::spmv_algorithm::automatic));
+  const auto y1 = gpu_run(p1, 1.0, x, 0.0, y0), y2 = gpu_run(p2, 1.0, x, 0.0, y0);
+  BOOST_TEST(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(double)) == 0);
+  // The plan is reusable: a second x through the same plan is right too.
+  const auto x2 = test::random_vector<double>(a.cols(), -3.0, 3.0, 53);
+  check_rows("second x", a, 1.0, x2, 0.0, y0, gpu_run(p1, 1.0, x2, 0.0, y0), nullptr);
+}
+
+CPU_TEST_CASE(algorithm_names_round_trip) {
+  for (auto a : algorithms_under_test()) BOOST_TEST((sparse::parse_spmv_algorithm(sparse::to_string(a)) == a));
+  BOOST_TEST((sparse::parse_spmv_algorithm("auto") == sparse::spmv_algorithm::automatic));
+  BOOST_CHECK_THROW(sparse::parse_spmv_algorithm("csr_vector"), std::invalid_argument);
+  BOOST_TEST(sparse::concrete_spmv_algorithms().size() == 5u);
+}
+
+CPU_TEST_CASE(row_stats_are_exact) {
+  // Lengths 0, 3, 0, 40, 5000, 1: every counter is known.
+  const auto a = from_lengths(6000, {0, 3, 0, 40, 5000, 1}, 61);
+  const auto s = sparse::compute_row_stats(a.rows(), a.cols(), a.row_ptr().data());
+  BOOST_TEST(s.rows == 6);
+  BOOST_TEST(s.cols == 6000);
+  BOOST_TEST(s.nnz == 5044);
+  BOOST_TEST(s.min_length == 0);
+  BOOST_TEST(s.max_length == 5000);
+  BOOST_TEST(s.empty_rows == 2);
+  BOOST_TEST(s.rows_over_32 == 2);
+  BOOST_TEST(s.rows_over_4096 == 1);
+  BOOST_TEST(s.nnz_in_rows_over_32 == 5040);
+  BOOST_TEST(s.mean_length == 5044.0 / 6.0);
+  const auto empty = sparse::compute_row_stats<int64_t>(0, 0, nullptr);
+  BOOST_TEST(empty.nnz == 0);
+}
+
+CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
+  auto stats_of = [](const base_csr& a) { return sparse::compute_row_stats(a.rows(), a.cols(), a.row_ptr().data()); };
+  using sparse::spmv_algorithm;
+  BOOST_TEST((sparse::choose_algorithm(stats_of(base_csr())) == spmv_algorithm::scalar));
+  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_laplace_2d<double, int64_t>(40))) == spmv_algorithm::adaptive));
+  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_power_law<double, int64_t>(5000, 5000, 3))) ==
+              spmv_algorithm::adaptive));
+  BOOST_TEST((sparse::choose_algorithm(stats_of(from_lengths(4000, std::vector<int64_t>(300, 500), 62))) ==
+              spmv_algorithm::warp_per_row));
+  BOOST_TEST((sparse::choose_algorithm(stats_of(from_lengths(4000, std::vector<int64_t>(300, 48), 63))) ==
+              spmv_algorithm::vector));
+  sparse::row_stats s;
+  s.rows = 10;
+  s.nnz = 50;
+  s.mean_length = 5;
+  BOOST_TEST(sparse::choose_vector_width(s) == 8);
+  s.mean_length = 1;
+  BOOST_TEST(sparse::choose_vector_width(s) == 2);
+  s.mean_length = 16;
+  BOOST_TEST(sparse::choose_vector_width(s) == 16);
+  s.mean_length = 1000;
+  BOOST_TEST(sparse::choose_vector_width(s) == 32);
+}
+
+// White-box: the adaptive partition covers every row exactly once and respects every tile budget.
+CPU_TEST_CASE(adaptive_partition_covers_every_row_once) {
+  namespace d = sparse::detail;
+  for (const auto& nm : matrices()) {
+    const auto& a = nm.a;
+    const auto& ptr = a.row_ptr();
+    const auto p = d::build_adaptive_partition(a.rows(), ptr.data());
+    std::vector<int> seen(static_cast<std::size_t>(a.rows()), 0);
+    std::vector<int64_t> split_covered(static_cast<std::size_t>(a.rows()), 0);
+    bool budgets_ok = true;
+    for (const auto& t : p.tiles) {
+      if (t.kind == d::tile_stream) {
+        budgets_ok &= t.count >= 1 && t.count <= d::stream_tile_rows &&
+                      ptr[t.first + t.count] - ptr[t.first] <= d::stream_tile_entries;
+        for (int64_t r = t.first; r < t.first + t.count; ++r) {
+          ++seen[static_cast<std::size_t>(r)];
+          budgets_ok &= ptr[r + 1] - ptr[r] <= d::stream_max_row;
+        }
+      } else if (t.kind == d::tile_warp) {
+        budgets_ok &= t.count >= 1 && t.count <= d::warps_per_tile;
+        for (int64_t k = t.first; k < t.first + t.count; ++k) {
+          const int64_t r = p.warp_rows[static_cast<std::size_t>(k)];
+          ++seen[static_cast<std::size_t>(r)];
+          budgets_ok &= ptr[r + 1] - ptr[r] > d::stream_max_row && ptr[r + 1] - ptr[r] <= d::warp_max_row;
+        }
+      } else if (t.kind == d::tile_block) {
+        ++seen[static_cast<std::size_t>(t.first)];
+        budgets_ok &= ptr[t.first + 1] - ptr[t.first] > d::warp_max_row && ptr[t.first + 1] - ptr[t.first] <= d::block_max_row;
+      } else {
+        split_covered[static_cast<std::size_t>(t.first)] += t.count;
+        budgets_ok &= t.count <= d::split_chunk && t.begin >= ptr[t.first] && t.begin + t.count <= ptr[t.first + 1];
+      }
+    }
+    for (const auto& s : p.split_rows) {
+      ++seen[static_cast<std::size_t>(s.row)];
+      budgets_ok &= split_covered[static_cast<std::size_t>(s.row)] == ptr[s.row + 1] - ptr[s.row];
+    }
+    int64_t wrong = 0;
+    for (int c : seen) wrong += c != 1;
+    BOOST_TEST(wrong == 0, nm.name << ": " << wrong << " rows not covered exactly once");
+    BOOST_TEST(budgets_ok, nm.name << ": a tile exceeds its budget or a split row is not fully covered");
+  }
+}
+
+CPU_TEST_CASE(bad_plan_and_peer_inputs_are_rejected) {
+  // Checked before any device call, so these run without a GPU.
+  const std::vector<int32_t> ptr = {0, 2, 3};
+  sparse::csr_view<float, int32_t> v{2, 2, 5, nullptr, nullptr, nullptr};  // nnz disagrees with row_ptr
+  BOOST_CHECK_THROW((sparse::spmv_plan<float, int32_t>(v, ptr.data())), std::invalid_argument);
+  sparse::csr_view<float, int32_t> empty{0, 4, 0, nullptr, nullptr, nullptr};
+  BOOST_CHECK_THROW((sparse::cusparse_spmv<float, int32_t>(empty, sparse::cusparse_algorithm::alg1, nullptr, nullptr)),
+                    std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,390 @@
+// Generic device-wide reductions with user operators, for .cu callers (like CUB's DeviceReduce):
+//   reduce::device::reduce(d_in, n, op, identity, d_out, ws_or_stream)
+//   reduce::device::transform_reduce(d_in, n, transform, op, identity, d_out, ws_or_stream)
+//   reduce::device::count_if(d_in, n, pred, d_count, ws_or_stream)
+//   reduce::device::segmented_reduce(d_in, d_offsets, num_segments, op, identity, d_out, ws_or_stream)
+// Every call is one single-pass launch (segmented: a memset and two launches), stream-ordered, with
+// 64-bit counts, and writes its result to device memory without synchronizing. `ws_or_stream` is
+// either (reduce::workspace& ws, stream_t stream = nullptr) -- no allocation -- or
+// (stream_t stream = nullptr) -- scratch from the stream-ordered pool (cudaMallocAsync).
+// Requirements: `op` associative and commutative (__host__ __device__ callable), `identity` its
+// neutral element; the accumulator type (decltype(identity)) trivially copyable, at most 32 bytes, a
+// multiple of 4 bytes. Determinism: run-to-run deterministic on one GPU model (fixed grid for
+// (n, sizeof(T), SM count), partials combined in block order); exact for exact operators.
+// This header launches kernels (it is a template library, like CUB); the precompiled entry points in
+// reduce.hpp are built on it in libreduce/src/cuda/*.cu.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "reduce/cuda/check.hpp"
+#include "reduce/cuda/single_pass.cuh"
+#include "reduce/operators.hpp"
+#include "reduce/reduce.hpp"
+
+namespace reduce {
+namespace detail {
+
+// ---- reducers (see single_pass.cuh for the concept) ----
+
+/// acc = op(acc, x): sum, min, max and user operators.
+template <class T, class Op>
+struct op_reducer {
+  using value_type = T;
+  using acc_type = T;
+  using out_type = T;
+  static constexpr bool two_inputs = false;
+  Op op;
+  T id;
+  __device__ __forceinline__ T identity() const { return id; }
+  __device__ __forceinline__ void add(T& acc, T x, T, std::int64_t) const { acc = op(acc, x); }
+  __device__ __forceinline__ T combine(T a, T b) const { return op(a, b); }
+  __device__ __forceinline__ T finish(T a) const { return a; }
+};
+
+struct no_finish {
+  template <class A>
+  __host__ __device__ __forceinline__ A operator()(A a) const { return a; }
+};
+
+/// acc = op(acc, transform(x)), result finish(acc) converted to Out: sum_of_squares, norm2, counts.
+template <class T, class Acc, class Out, class Transform, class Op, class Finish = no_finish>
+struct transform_reducer {
+  using value_type = T;
+  using acc_type = Acc;
+  using out_type = Out;
+  static constexpr bool two_inputs = false;
+  Transform transform;
+  Op op;
+  Acc id;
+  Finish fin{};
+  __device__ __forceinline__ Acc identity() const { return id; }
+  __device__ __forceinline__ void add(Acc& acc, T x, T, std::int64_t) const {
+    acc = op(acc, static_cast<Acc>(transform(x)));
+  }
+  __device__ __forceinline__ Acc combine(Acc a, Acc b) const { return op(a, b); }
+  __device__ __forceinline__ Out finish(Acc a) const { return static_cast<Out>(fin(a)); }
+};
+
+/// sum x_i y_i; floats with one fused multiply-add per element.
+template <class T>
+struct dot_reducer {
+  using value_type = T;
+  using acc_type = T;
+  using out_type = T;
+  static constexpr bool two_inputs = true;
+  __device__ __forceinline__ T identity() const { return T(0); }
+  __device__ __forceinline__ void add(T& acc, T x, T y, std::int64_t) const {
+    if constexpr (std::is_floating_point_v<T>) acc = fma(x, y, acc);
+    else acc = static_cast<T>(acc + x * y);
+  }
+  __device__ __forceinline__ T combine(T a, T b) const { return static_cast<T>(a + b); }
+  __device__ __forceinline__ T finish(T a) const { return a; }
+};
+
+/// {value, first index} of the minimum (IsMax = false) or maximum; the first NaN wins over numbers.
+/// The index breaks every tie, so combine is associative and commutative: exact in any order.
+template <class T, bool IsMax>
+struct arg_reducer {
+  using value_type = T;
+  using acc_type = value_index<T>;
+  using out_type = value_index<T>;
+  static constexpr bool two_inputs = false;
+  static constexpr std::int64_t none = INT64_MAX;  // identity's index; finish maps it to -1
+  __device__ __forceinline__ acc_type identity() const {
+    return {IsMax ? maximum::identity<T>() : minimum::identity<T>(), none};
+  }
+  // True when a (value, index) comes before b in the order "NaN first, then best value, then index".
+  __device__ __forceinline__ static bool better(T av, std::int64_t ai, T bv, std::int64_t bi) {
+    const bool an = detail::is_nan(av), bn = detail::is_nan(bv);
+    if (an || bn) return an && (!bn || ai < bi);
+    if (av == bv) return ai < bi;
+    return IsMax ? bv < av : av < bv;
+  }
+  __device__ __forceinline__ void add(acc_type& acc, T x, T, std::int64_t i) const {
+    if (better(x, i, acc.value, acc.index)) acc = {x, i};
+  }
+  __device__ __forceinline__ acc_type combine(acc_type a, acc_type b) const {
+    return better(b.value, b.index, a.value, a.index) ? b : a;
+  }
+  __device__ __forceinline__ out_type finish(acc_type a) const {
+    if (a.index == none) a.index = -1;
+    return a;
+  }
+};
+
+/// Kahan-Babuska-Neumaier: {s, c} with s + c the running sum; every addition's rounding error is
+/// captured exactly (Fast2Sum with the larger operand first) and accumulated in c.
+template <class T>
+struct kahan_pair {
+  T s;
+  T c;
+};
+template <class T>
+struct neumaier_reducer {
+  using value_type = T;
+  using acc_type = kahan_pair<T>;
+  using out_type = T;
+  static constexpr bool two_inputs = false;
+  __device__ __forceinline__ static void two_sum_into(T& s, T& c, T x) {
+    const T t = s + x;
+    // |s| >= |x|: (s - t) + x is the exact error of t; otherwise (x - t) + s. Inf/NaN: c becomes NaN
+    // (inf - inf); finish() then returns s itself so that IEEE's inf and NaN come out unchanged.
+    c += fabs(s) >= fabs(x) ? (s - t) + x : (x - t) + s;
+    s = t;
+  }
+  __device__ __forceinline__ acc_type identity() const { return {T(0), T(0)}; }
+  __device__ __forceinline__ void add(acc_type& a, T x, T, std::int64_t) const { two_sum_into(a.s, a.c, x); }
+  __device__ __forceinline__ acc_type combine(acc_type a, acc_type b) const {
+    two_sum_into(a.s, a.c, b.s);
+    a.c += b.c;
+    return a;
+  }
+  __device__ __forceinline__ T finish(acc_type a) const {
+    const T r = a.s + a.c;
+    return isfinite(a.s) ? r : a.s;
+  }
+};
+
+// ---- launch shape ----
+constexpr int default_threads = 256;
+constexpr int default_unroll = 4;  // 4 x 16-byte loads in flight per thread
+
+inline int current_device() {
+  int device = 0;
+  REDUCE_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+/// Streaming multiprocessors of the current device (queried once per device).
+inline int sm_count() {
+  static std::atomic<int> cached[64] = {};
+  const int device = current_device();
+  const int slot = device & 63;
+  int sms = cached[slot].load(std::memory_order_relaxed);
+  if (sms == 0) {
+    REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    cached[slot].store(sms, std::memory_order_relaxed);
+  }
+  return sms;
+}
+
+/// Resident blocks per SM of `kernel` at `threads` threads (queried once per kernel and device).
+template <class Kernel>
+int resident_blocks(Kernel kernel, int threads) {
+  static std::atomic<int> cached[64] = {};
+  const int slot = current_device() & 63;
+  int blocks = cached[slot].load(std::memory_order_relaxed);
+  if (blocks == 0) {
+    REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
+    blocks = std::max(blocks, 1);
+    cached[slot].store(blocks, std::memory_order_relaxed);
+  }
+  return blocks;
+}
+
+/// Grid of a single-pass launch: enough blocks for every tile of Threads * Unroll vectors, at most
+/// one full wave of resident blocks (more would only queue behind the first wave), at most max_grid.
+template <class Kernel>
+int single_pass_grid(Kernel kernel, std::int64_t n, int threads, int unroll, int vec) {
+  const std::int64_t per_tile = std::int64_t{threads} * unroll * (vec > 0 ? vec : 4);
+  const std::int64_t tiles = (n + per_tile - 1) / per_tile;
+  const std::int64_t wave = std::int64_t{sm_count()} * resident_blocks(kernel, threads);
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({tiles, wave, max_grid})));
+}
+
+inline void check_count(std::int64_t n, const char* what) {
+  if (n < 0) throw std::invalid_argument(std::string(what) + ": negative element count " + std::to_string(n));
+}
+
+/// Launches single_pass_kernel for reducer `r` on `scratch` (workspace layout above; the done counter
+/// must be zero, and is zero again when the kernel ends). grid = 0: the usual shape.
+template <int Threads, class R>
+void launch_single_pass(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n,
+                        const R& r, typename R::out_type* d_out, void* scratch, cudaStream_t stream,
+                        int grid = 0) {
+  static_assert(sizeof(typename R::acc_type) <= max_partial_bytes, "accumulator larger than a partial slot");
+  static_assert(std::is_trivially_copyable_v<typename R::acc_type>, "accumulators are moved as bytes");
+  auto kernel = single_pass_kernel<Threads, default_unroll, R>;
+  if (grid <= 0) grid = single_pass_grid(kernel, n, Threads, default_unroll, vec_elems<typename R::value_type>);
+  grid = std::min(grid, max_grid);
+  auto* counter = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch) + done_counter_offset);
+  auto* partials = reinterpret_cast<typename R::acc_type*>(static_cast<char*>(scratch) + partials_offset);
+  kernel<<<grid, Threads, 0, stream>>>(x, y, n, r, partials, counter, d_out);
+  REDUCE_CHECK_LAUNCH();
+}
+
+inline void require_workspace(const workspace& ws, std::size_t bytes, const char* what) {
+  if (ws.data() == nullptr || ws.bytes() < bytes)
+    throw std::invalid_argument(std::string(what) + ": workspace of " + std::to_string(ws.bytes()) +
+                                " bytes, this call needs " + std::to_string(bytes) +
+                                " (construct it with that size or call reserve())");
+}
+
+/// Pool scratch for one call: allocated and zeroed (first `zero_bytes`) in stream order, freed in
+/// stream order after the launches that use it. cudaMallocAsync reuses the pool's freed blocks.
+class pool_scratch {
+public:
+  pool_scratch(std::size_t bytes, std::size_t zero_bytes, cudaStream_t stream) : stream_(stream) {
+    REDUCE_CUDA_CHECK(cudaMallocAsync(&data_, bytes, stream));
+    if (zero_bytes) REDUCE_CUDA_CHECK(cudaMemsetAsync(data_, 0, zero_bytes, stream));
+  }
+  ~pool_scratch() { (void)cudaFreeAsync(data_, stream_); }
+  pool_scratch(const pool_scratch&) = delete;
+  pool_scratch& operator=(const pool_scratch&) = delete;
+  void* data() const { return data_; }
+
+private:
+  void* data_ = nullptr;
+  cudaStream_t stream_;
+};
+
+/// Runs reducer r with a workspace or pool scratch.
+template <class R>
+void run(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n, const R& r,
+         typename R::out_type* d_out, workspace* ws, cudaStream_t stream, const char* what) {
+  check_count(n, what);
+  if (ws) {
+    require_workspace(*ws, workspace_bytes, what);
+    launch_single_pass<default_threads>(x, y, n, r, d_out, ws->data(), stream);
+  } else {
+    // Only the counter needs zeroing; the partials are written before they are read.
+    pool_scratch s(workspace_bytes, partials_offset, stream);
+    launch_single_pass<default_threads>(x, y, n, r, d_out, s.data(), stream);
+  }
+}
+
+/// Result to the host: one pool-allocated slot, copied back, stream synchronized.
+template <class Out, class F>
+Out to_host(cudaStream_t stream, F&& launch) {
+  Out* d_out = nullptr;
+  REDUCE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&d_out), sizeof(Out), stream));
+  try {
+    launch(d_out);
+  } catch (...) {
+    (void)cudaFreeAsync(d_out, stream);
+    throw;
+  }
+  Out result{};
+  REDUCE_CUDA_CHECK(cudaMemcpyAsync(&result, d_out, sizeof(Out), cudaMemcpyDeviceToHost, stream));
+  REDUCE_CUDA_CHECK(cudaFreeAsync(d_out, stream));
+  REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return result;
+}
+
+/// Segmented: memset of the long-segment counter, segmented_short_kernel, segmented_long_kernel.
+template <class T, class Op>
+void run_segmented(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, Op op, T identity,
+                   T* d_out, workspace* ws, cudaStream_t stream, const char* what) {
+  if (num_segments < 0)
+    throw std::invalid_argument(std::string(what) + ": negative segment count " + std::to_string(num_segments));
+  if (num_segments == 0) return;
+  constexpr int threads = default_threads;
+  const std::size_t bytes = workspace::segmented_bytes(num_segments);
+  auto go = [&](void* scratch) {
+    auto* count = reinterpret_cast<unsigned long long*>(static_cast<char*>(scratch) + segment_counter_offset);
+    auto* queue = reinterpret_cast<std::int64_t*>(static_cast<char*>(scratch) + workspace_bytes);
+    REDUCE_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(unsigned long long), stream));
+    const std::int64_t warps = (num_segments + warp::warp_size - 1) / warp::warp_size;
+    const std::int64_t short_grid = (warps * warp::warp_size + threads - 1) / threads;
+    if (short_grid > 0x7fffffff) throw std::invalid_argument(std::string(what) + ": too many segments");
+    segmented_short_kernel<threads><<<static_cast<unsigned>(short_grid), threads, 0, stream>>>(
+        d_in, d_offsets, num_segments, op, identity, d_out, queue, count);
+    REDUCE_CHECK_LAUNCH();
+    auto long_kernel = segmented_long_kernel<threads, T, Op>;
+    const std::int64_t wave = std::int64_t{sm_count()} * resident_blocks(long_kernel, threads);
+    const int long_grid = static_cast<int>(std::max<std::int64_t>(1, std::min(wave, num_segments)));
+    long_kernel<<<long_grid, threads, 0, stream>>>(d_in, d_offsets, op, identity, d_out, queue, count);
+    REDUCE_CHECK_LAUNCH();
+  };
+  if (ws) {
+    require_workspace(*ws, bytes, what);
+    go(ws->data());
+  } else {
+    pool_scratch s(bytes, 0, stream);
+    go(s.data());
+  }
+}
+
+}  // namespace detail
+
+namespace device {
+
+/// op-reduction of d_in[0..n) into *d_out (identity for n = 0). See the header comment.
+/// Example:
+///   reduce::device::reduce(d_x, n, reduce::maximum{}, -INFINITY, d_max, ws, stream);
+template <class T, class Op>
+void reduce(const T* d_in, std::int64_t n, Op op, T identity, T* d_out, workspace& ws, stream_t stream = nullptr) {
+  detail::run(d_in, d_in, n, detail::op_reducer<T, Op>{op, identity}, d_out, &ws, stream, "reduce::device::reduce");
+}
+template <class T, class Op>
+void reduce(const T* d_in, std::int64_t n, Op op, T identity, T* d_out, stream_t stream = nullptr) {
+  detail::run(d_in, d_in, n, detail::op_reducer<T, Op>{op, identity}, d_out, nullptr, stream,
+              "reduce::device::reduce");
+}
+
+/// op-reduction of transform(d_in[i]) into *d_out, accumulated in Acc = decltype(identity).
+/// Example:
+///   reduce::device::transform_reduce(d_x, n, square{}, reduce::plus{}, 0.0, d_ss, stream);
+template <class T, class Transform, class Op, class Acc>
+void transform_reduce(const T* d_in, std::int64_t n, Transform transform, Op op, Acc identity, Acc* d_out,
+                      workspace& ws, stream_t stream = nullptr) {
+  detail::run(d_in, d_in, n, detail::transform_reducer<T, Acc, Acc, Transform, Op>{transform, op, identity},
+              d_out, &ws, stream, "reduce::device::transform_reduce");
+}
+template <class T, class Transform, class Op, class Acc>
+void transform_reduce(const T* d_in, std::int64_t n, Transform transform, Op op, Acc identity, Acc* d_out,
+                      stream_t stream = nullptr) {
+  detail::run(d_in, d_in, n, detail::transform_reducer<T, Acc, Acc, Transform, Op>{transform, op, identity},
+              d_out, nullptr, stream, "reduce::device::transform_reduce");
+}
+
+namespace detail_count {
+template <class Pred>
+struct as_count {
+  Pred pred;
+  template <class T>
+  __device__ __forceinline__ std::int64_t operator()(T x) const { return pred(x) ? 1 : 0; }
+};
+}  // namespace detail_count
+
+/// Number of i with pred(d_in[i]) true, into *d_count. Exact, deterministic.
+/// Example:
+///   reduce::device::count_if(d_x, n, is_negative{}, d_count, stream);
+template <class T, class Pred>
+void count_if(const T* d_in, std::int64_t n, Pred pred, std::int64_t* d_count, workspace& ws,
+              stream_t stream = nullptr) {
+  transform_reduce(d_in, n, detail_count::as_count<Pred>{pred}, plus{}, std::int64_t{0}, d_count, ws, stream);
+}
+template <class T, class Pred>
+void count_if(const T* d_in, std::int64_t n, Pred pred, std::int64_t* d_count, stream_t stream = nullptr) {
+  transform_reduce(d_in, n, detail_count::as_count<Pred>{pred}, plus{}, std::int64_t{0}, d_count, stream);
+}
+
+/// d_out[s] = op-reduction of d_in[d_offsets[s] .. d_offsets[s+1]) (identity when empty), segments
+/// binned by length (thread / warp / block per segment). The workspace needs
+/// workspace::segmented_bytes(num_segments). Deterministic; the order within a segment depends only on
+/// its length.
+/// Example:
+///   reduce::device::segmented_reduce(d_vals, d_row_ptr, rows, reduce::plus{}, 0.0f, d_sums, stream);
+template <class T, class Op>
+void segmented_reduce(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, Op op, T identity,
+                      T* d_out, workspace& ws, stream_t stream = nullptr) {
+  detail::run_segmented(d_in, d_offsets, num_segments, op, identity, d_out, &ws, stream,
+                        "reduce::device::segmented_reduce");
+}
+template <class T, class Op>
+void segmented_reduce(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, Op op, T identity,
+                      T* d_out, stream_t stream = nullptr) {
+  detail::run_segmented(d_in, d_offsets, num_segments, op, identity, d_out, nullptr, stream,
+                        "reduce::device::segmented_reduce");
+}
+
+}  // namespace device
+}  // namespace reduce

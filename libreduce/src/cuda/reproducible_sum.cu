@@ -1,0 +1,72 @@
+// Dispatch of reduce::reproducible_sum (exact integer accumulation, correctly rounded result).
+#include <algorithm>
+#include <cstdint>
+
+#include "entry_points.hpp"
+#include "reproducible_sum.cuh"
+
+namespace reduce {
+namespace detail {
+namespace {
+
+template <int Threads, class T>
+void launch_reproducible(const T* d_in, std::int64_t n, T* d_out, void* scratch, cudaStream_t stream, int grid) {
+  static_assert(exact_traits<T>::limbs * sizeof(std::int64_t) <= workspace_bytes - partials_offset);
+  auto kernel = reproducible_sum_kernel<Threads, T>;
+  if (grid <= 0) grid = single_pass_grid(kernel, n, Threads, 4, vec_elems<T>);
+  grid = std::min(grid, max_grid);
+  char* s = static_cast<char*>(scratch);
+  kernel<<<grid, Threads, 0, stream>>>(d_in, n, reinterpret_cast<unsigned long long*>(s + partials_offset),
+                                       reinterpret_cast<unsigned int*>(s + exact_flags_offset),
+                                       reinterpret_cast<unsigned int*>(s + done_counter_offset), d_out);
+  REDUCE_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_reproducible(const T* d_in, std::int64_t n, T* d_out, void* scratch, cudaStream_t stream,
+                         launch_config config) {
+  switch (config.block) {
+    case 0:
+    case 256: launch_reproducible<256>(d_in, n, d_out, scratch, stream, config.grid); break;
+    case 128: launch_reproducible<128>(d_in, n, d_out, scratch, stream, config.grid); break;
+    case 512: launch_reproducible<512>(d_in, n, d_out, scratch, stream, config.grid); break;
+    default: throw std::invalid_argument("reduce::reproducible_sum: block must be 128, 256 or 512");
+  }
+}
+
+// The accumulator (limbs) must start at zero: the pool path zeroes counters and limbs.
+constexpr std::size_t exact_zero_bytes = partials_offset + exact_traits<double>::limbs * sizeof(std::int64_t);
+
+}  // namespace
+
+template <class T>
+void reproducible_sum(const T* d_in, std::int64_t n, T* d_out, workspace& ws, launch_config config,
+                      stream_t stream) {
+  check_count(n, "reduce::reproducible_sum");
+  require_workspace(ws, workspace_bytes, "reduce::reproducible_sum");
+  launch_reproducible(d_in, n, d_out, ws.data(), stream, config);
+}
+template void reproducible_sum<float>(const float*, std::int64_t, float*, workspace&, launch_config, stream_t);
+template void reproducible_sum<double>(const double*, std::int64_t, double*, workspace&, launch_config, stream_t);
+
+}  // namespace detail
+
+template <class T>
+void reproducible_sum(const T* d_in, std::int64_t n, T* d_out, workspace& ws, stream_t stream) {
+  detail::reproducible_sum(d_in, n, d_out, ws, detail::launch_config{}, stream);
+}
+template <class T>
+void reproducible_sum(const T* d_in, std::int64_t n, T* d_out, stream_t stream) {
+  detail::check_count(n, "reduce::reproducible_sum");
+  detail::pool_scratch s(detail::workspace_bytes, detail::exact_zero_bytes, stream);
+  detail::launch_reproducible(d_in, n, d_out, s.data(), stream, detail::launch_config{});
+}
+template <class T>
+T reproducible_sum(const T* d_in, std::int64_t n, stream_t stream) {
+  return detail::to_host<T>(stream, [&](T* d_out) { reproducible_sum(d_in, n, d_out, stream); });
+}
+
+REDUCE_INSTANTIATE_UNARY(reproducible_sum, float, float)
+REDUCE_INSTANTIATE_UNARY(reproducible_sum, double, double)
+
+}  // namespace reduce

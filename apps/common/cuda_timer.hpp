@@ -1,0 +1,136 @@
+// Timing GPU work for the apps' benchmarks: CUDA events around each call (or around a CUDA Graph of many
+// back-to-back calls), warm-up first, median of many runs. Header-only; include from .cu or .cpp files
+// that link CUDA::cudart. Every CUDA call is checked (reduce::cuda_error on failure).
+//
+//   gpukit::cuda_timer timer(stream);
+//   gpukit::timing t = timer.time([&] { my_reduce(d_in, n, d_out, ws, stream); }, {3, 50});
+//   gpukit::timing g = timer.time_graph([&] { my_reduce(...); }, 100, {2, 10});  // per call
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "reduce/cuda/check.hpp"
+
+namespace gpukit {
+
+/// Microseconds per call: median (the reported figure), minimum and maximum over `runs` samples.
+struct timing {
+  double median_us = 0;
+  double min_us = 0;
+  double max_us = 0;
+  int runs = 0;
+};
+
+/// How many untimed calls come first and how many timed samples are taken.
+struct repeats {
+  int warmup = 3;
+  int runs = 30;
+};
+
+inline double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+inline timing summarize(const std::vector<double>& samples_us) {
+  timing t;
+  t.runs = static_cast<int>(samples_us.size());
+  if (samples_us.empty()) return t;
+  t.median_us = median_of(samples_us);
+  t.min_us = *std::min_element(samples_us.begin(), samples_us.end());
+  t.max_us = *std::max_element(samples_us.begin(), samples_us.end());
+  return t;
+}
+
+class cuda_timer {
+public:
+  /// `stream` must be a created stream (not the legacy default stream) for time_graph's capture.
+  explicit cuda_timer(cudaStream_t stream) : stream_(stream) {
+    REDUCE_CUDA_CHECK(cudaEventCreate(&start_));
+    REDUCE_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~cuda_timer() {
+    (void)cudaEventDestroy(start_);
+    (void)cudaEventDestroy(stop_);
+  }
+  cuda_timer(const cuda_timer&) = delete;
+  cuda_timer& operator=(const cuda_timer&) = delete;
+
+  /// Events around each single call of `work` (which enqueues on the stream): launch latency included,
+  /// as a user calling once would see it. The stream is synchronized after each sample, so successive
+  /// calls do not overlap.
+  template <class Work>
+  timing time(Work&& work, repeats r = {}) {
+    for (int i = 0; i < r.warmup; ++i) work();
+    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<double> samples;
+    samples.reserve(static_cast<std::size_t>(r.runs));
+    for (int i = 0; i < r.runs; ++i) {
+      REDUCE_CUDA_CHECK(cudaEventRecord(start_, stream_));
+      work();
+      REDUCE_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+      REDUCE_CUDA_CHECK(cudaEventSynchronize(stop_));
+      samples.push_back(elapsed_us());
+    }
+    return summarize(samples);
+  }
+
+  /// `calls` back-to-back calls of `work` captured into one CUDA Graph, launched `r.runs` times; each
+  /// sample is the graph's time divided by `calls`. Hides most launch overhead, so small sizes show the
+  /// kernels' own cost. `work` must be capturable (no allocation, no synchronization).
+  template <class Work>
+  timing time_graph(Work&& work, int calls, repeats r = {}) {
+    cudaGraph_t graph = nullptr;
+    REDUCE_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (int i = 0; i < calls; ++i) work();
+    } catch (...) {
+      cudaGraph_t broken = nullptr;
+      (void)cudaStreamEndCapture(stream_, &broken);
+      if (broken) (void)cudaGraphDestroy(broken);
+      throw;
+    }
+    REDUCE_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+    (void)cudaGraphDestroy(graph);
+    REDUCE_CUDA_CHECK(inst);
+    std::vector<double> samples;
+    try {
+      for (int i = 0; i < r.warmup; ++i) REDUCE_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+      REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      for (int i = 0; i < r.runs; ++i) {
+        REDUCE_CUDA_CHECK(cudaEventRecord(start_, stream_));
+        REDUCE_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+        REDUCE_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+        REDUCE_CUDA_CHECK(cudaEventSynchronize(stop_));
+        samples.push_back(elapsed_us() / calls);
+      }
+    } catch (...) {
+      (void)cudaGraphExecDestroy(exec);
+      throw;
+    }
+    REDUCE_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    return summarize(samples);
+  }
+
+private:
+  double elapsed_us() const {
+    float ms = 0;
+    REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return 1000.0 * ms;
+  }
+  cudaStream_t stream_;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+/// GB/s for `bytes` moved in `us` microseconds (1 GB = 1e9 bytes).
+inline double gb_per_s(double bytes, double us) { return us > 0 ? bytes / (us * 1e3) : 0; }
+
+}  // namespace gpukit

@@ -87,6 +87,7 @@ std::vector<named_matrix> test_matrices() {
   // Each generated class at small size.
   m.push_back({"laplace2d_33", sparse::generate_laplace_2d<double, int64_t>(33)});
   m.push_back({"laplace3d_9", sparse::generate_laplace_3d<double, int64_t>(9)});
+  m.push_back({"random_4099_k3", sparse::generate_random_k<double, int64_t>(4099, 4099, 3, 17)});  // vector: 4 lanes
   m.push_back({"random_1025x517_k5", sparse::generate_random_k<double, int64_t>(1025, 517, 5, 11)});
   m.push_back({"random_257x4097_k40", sparse::generate_random_k<double, int64_t>(257, 4097, 40, 12)});
   m.push_back({"random_65_x_2000_k1000", sparse::generate_random_k<double, int64_t>(65, 2000, 1000, 13)});
@@ -215,9 +216,11 @@ std::vector<sparse::spmv_algorithm> algorithms_under_test() {
 
 enum class path { cpu, gpu };
 
-/// The one check: every matrix, every scenario, through the CPU path or every GPU algorithm.
+/// The one check: every matrix, every scenario, through the CPU path or one GPU algorithm.
+/// Returns the vector widths the plans chose (to check that every width 2..32 ran).
 template <class V, class I>
-void check_all_matrices(path p) {
+std::set<int> check_all_matrices(path p, sparse::spmv_algorithm alg = sparse::spmv_algorithm::automatic) {
+  std::set<int> widths;
   std::uint64_t stream = 1000;
   for (const auto& nm : matrices()) {
     const auto a = nm.a.cast<V, I>();
@@ -235,13 +238,13 @@ void check_all_matrices(path p) {
         continue;
       }
       const auto peer = cusparse_run(*d, sparse::cusparse_algorithm::alg2, alpha, x, beta, y0);
-      for (auto alg : algorithms_under_test()) {
-        const sparse::spmv_plan<V, I> plan(*d, alg);
-        const auto y = gpu_run(plan, alpha, x, beta, y0);
-        check_rows(ctx + " " + plan.describe(), a, alpha, x, beta, y0, y, peer ? &*peer : nullptr);
-      }
+      const sparse::spmv_plan<V, I> plan(*d, alg);
+      if (plan.algorithm() == sparse::spmv_algorithm::vector) widths.insert(plan.vector_width());
+      const auto y = gpu_run(plan, alpha, x, beta, y0);
+      check_rows(ctx + " " + plan.describe(), a, alpha, x, beta, y0, y, peer ? &*peer : nullptr);
     }
   }
+  return widths;
 }
 
 /// NaN in x: exactly the rows with a stored entry in a NaN column become NaN; the others stay within bound.
@@ -293,9 +296,20 @@ CPU_TEST_CASE_TEMPLATE(cpu_path_matches_reference_and_eigen, C, combos) {
   check_all_matrices<typename C::value, typename C::index>(path::cpu);
 }
 
-GPU_TEST_CASE_TEMPLATE(every_algorithm_matches_reference_eigen_and_cusparse, C, combos) {
-  check_all_matrices<typename C::value, typename C::index>(path::gpu);
-}
+// One GPU case per kernel (and the automatic choice), each against the reference, Eigen and cuSPARSE.
+#define SPMV_GPU_CASE(alg)                                                                    \
+  GPU_TEST_CASE_TEMPLATE(alg##_matches_reference_eigen_and_cusparse, C, combos) {             \
+    const auto widths = check_all_matrices<typename C::value, typename C::index>(path::gpu, sparse::spmv_algorithm::alg); \
+    if (sparse::spmv_algorithm::alg == sparse::spmv_algorithm::vector)                        \
+      BOOST_TEST((widths == std::set<int>{2, 4, 8, 16, 32}), "every lane width 2..32 must have run"); \
+  }
+SPMV_GPU_CASE(scalar)
+SPMV_GPU_CASE(shared_cached)
+SPMV_GPU_CASE(warp_per_row)
+SPMV_GPU_CASE(vector)
+SPMV_GPU_CASE(adaptive)
+SPMV_GPU_CASE(automatic)
+#undef SPMV_GPU_CASE
 
 CPU_TEST_CASE_TEMPLATE(cpu_path_nan_reaches_exactly_the_rows_that_touch_it, C, combos) {
   check_nan_rows<typename C::value, typename C::index>(path::cpu);
@@ -403,12 +417,22 @@ CPU_TEST_CASE(adaptive_partition_covers_every_row_once) {
     bool budgets_ok = true;
     for (const auto& t : p.tiles) {
       if (t.kind == d::tile_stream) {
-        budgets_ok &= t.count >= 1 && t.count <= d::stream_tile_rows &&
-                      ptr[t.first + t.count] - ptr[t.first] <= d::stream_tile_entries;
-        for (int64_t r = t.first; r < t.first + t.count; ++r) {
-          ++seen[static_cast<std::size_t>(r)];
-          budgets_ok &= ptr[r + 1] - ptr[r] <= d::stream_max_row;
+        budgets_ok &= t.count >= 1 && t.count <= d::stream_tile_segments && t.rows >= 1 &&
+                      t.rows <= d::stream_tile_rows && t.entries <= d::stream_tile_entries;
+        int64_t rows_seen = 0, entries_seen = 0;
+        for (int k = 0; k < t.count; ++k) {
+          const auto& sg = p.segments[static_cast<std::size_t>(t.first + k)];
+          const int64_t seg_rows =
+              (k + 1 < t.count ? p.segments[static_cast<std::size_t>(t.first + k + 1)].r0 : t.rows) - sg.r0;
+          budgets_ok &= sg.r0 == rows_seen && sg.q0 == entries_seen && sg.p0 == ptr[sg.first_row] && seg_rows >= 1;
+          for (int64_t r = sg.first_row; r < sg.first_row + seg_rows; ++r) {
+            ++seen[static_cast<std::size_t>(r)];
+            budgets_ok &= ptr[r + 1] - ptr[r] <= d::stream_max_row;
+          }
+          rows_seen += seg_rows;
+          entries_seen += ptr[sg.first_row + seg_rows] - ptr[sg.first_row];
         }
+        budgets_ok &= rows_seen == t.rows && entries_seen == t.entries;
       } else if (t.kind == d::tile_warp) {
         budgets_ok &= t.count >= 1 && t.count <= d::warps_per_tile;
         for (int64_t k = t.first; k < t.first + t.count; ++k) {

@@ -74,9 +74,9 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
     case spmv_algorithm::automatic: {  // automatic never reaches here (resolved in the plan)
       const auto& part = st.partition;
       auto* partials = reinterpret_cast<Value*>(const_cast<double*>(st.partials.data()));
-      // One block per tile; the tile count is at most nnz / 8 + rows / 1024 + chunks, far below 2^31.
+      // One block per tile (the plan checks that the tile count fits gridDim.x).
       spmv_adaptive_kernel<<<static_cast<unsigned>(part.tiles.size()), tile_threads, 0, s>>>(
-          a, alpha, d_x, beta, d_y, st.tiles.data(), st.warp_rows.data(), partials);
+          a, alpha, d_x, beta, d_y, st.tiles.data(), st.segments.data(), st.warp_rows.data(), partials);
       REDUCE_CHECK_LAUNCH();
       if (!part.split_rows.empty()) {
         const auto n = static_cast<std::int64_t>(part.split_rows.size());

@@ -17,29 +17,49 @@ template <class Value, class Index>
 __global__ void __launch_bounds__(tile_threads, 4)
 spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
                      Value* __restrict__ y, const spmv_tile* __restrict__ tiles,
-                     const std::int64_t* __restrict__ warp_rows, Value* __restrict__ partials) {
+                     const spmv_segment* __restrict__ segments, const std::int64_t* __restrict__ warp_rows,
+                     Value* __restrict__ partials) {
   using block_reduce = reduce::block::block_reduce<tile_threads, Value>;
   __shared__ Value staged[stream_tile_entries];
   __shared__ typename block_reduce::storage tmp;
+  __shared__ spmv_segment seg[stream_tile_segments];
   constexpr int ws = reduce::warp::warp_size;
   const spmv_tile t = tiles[blockIdx.x];
   const int tid = static_cast<int>(threadIdx.x);
 
   if (t.kind == tile_stream) {
-    // CSR-stream: the tile's entries are contiguous, so the products a_ij * x_j are formed with fully
+    // CSR-stream: each segment's entries are contiguous, so the products a_ij * x_j are formed with fully
     // coalesced loads (8 independent loads per thread), staged in shared memory, then each row is summed
     // by one thread in storage order.
-    const std::int64_t p0 = a.row_ptr[t.first];
-    const int n = static_cast<int>(a.row_ptr[t.first + t.count] - p0);
+    const int nseg = t.count;
+    if (tid < nseg) seg[tid] = segments[t.first + tid];
+    __syncthreads();
+    // Segment holding staged entry q (or tile row r): the last one starting at or before it (<= 8, linear).
+    auto segment_of_entry = [&](int q) {
+      int k = 0;
+      while (k + 1 < nseg && seg[k + 1].q0 <= q) ++k;
+      return k;
+    };
+    auto segment_of_row = [&](int r) {
+      int k = 0;
+      while (k + 1 < nseg && seg[k + 1].r0 <= r) ++k;
+      return k;
+    };
 #pragma unroll
     for (int k = 0; k < stream_tile_entries / tile_threads; ++k) {
       const int q = tid + k * tile_threads;
-      if (q < n) staged[q] = a.values[p0 + q] * __ldg(x + a.col_idx[p0 + q]);
+      if (q < t.entries) {
+        const spmv_segment& sg = seg[segment_of_entry(q)];
+        const std::int64_t p = sg.p0 + (q - sg.q0);
+        staged[q] = a.values[p] * __ldg(x + a.col_idx[p]);
+      }
     }
     __syncthreads();
-    for (int r = tid; r < t.count; r += tile_threads) {
-      const std::int64_t row = t.first + r;
-      const int b = static_cast<int>(a.row_ptr[row] - p0), e = static_cast<int>(a.row_ptr[row + 1] - p0);
+    for (int r = tid; r < t.rows; r += tile_threads) {
+      const spmv_segment& sg = seg[segment_of_row(r)];
+      const std::int64_t row = sg.first_row + (r - sg.r0);
+      const int b = static_cast<int>(a.row_ptr[row] - sg.p0) + sg.q0;
+      const int e = static_cast<int>(a.row_ptr[row + 1] - sg.p0) + sg.q0;
       Value s = Value(0);
       for (int q = b; q < e; ++q) s += staged[q];
       store_row(y, row, s, alpha, beta);

@@ -2,6 +2,7 @@
 // and the names of the algorithms. No CUDA syntax: the launches live in spmv.cu.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -111,25 +112,37 @@ adaptive_partition build_adaptive_partition(std::int64_t rows, const Index* row_
     ++p.counts[t.kind];
     p.tiles.push_back(t);
   };
+  // The open stream tile: short rows are appended as they come; a longer row in between only ends the
+  // current segment. The tile closes at the entry, row or segment budget.
+  spmv_tile open;
+  open.kind = tile_stream;
+  std::int64_t last_short = -2;
+  auto close_stream = [&] {
+    if (open.rows > 0) push(open);
+    open = spmv_tile{};
+    open.kind = tile_stream;
+    open.first = static_cast<std::int64_t>(p.segments.size());
+  };
+  close_stream();
   std::int64_t i = 0;
-  std::vector<std::int64_t> block_rows;
   while (i < rows) {
     const std::int64_t l = len(i);
     if (l <= stream_max_row) {
-      // A run of consecutive short rows, closed at the entry or row budget or at the next longer row.
-      std::int64_t entries = 0, j = i;
-      while (j < rows && j - i < stream_tile_rows) {
-        const std::int64_t lj = len(j);
-        if (lj > stream_max_row || entries + lj > stream_tile_entries) break;
-        entries += lj;
-        ++j;
+      if (open.entries + l > stream_tile_entries || open.rows + 1 > stream_tile_rows ||
+          (last_short != i - 1 && open.count == stream_tile_segments))
+        close_stream();
+      if (open.count == 0 || last_short != i - 1) {
+        spmv_segment seg;
+        seg.first_row = i;
+        seg.p0 = static_cast<std::int64_t>(row_ptr[i]);
+        seg.q0 = open.entries;
+        seg.r0 = open.rows;
+        p.segments.push_back(seg);
+        ++open.count;
       }
-      spmv_tile t;
-      t.kind = tile_stream;
-      t.first = i;
-      t.count = static_cast<std::int32_t>(j - i);
-      push(t);
-      i = j;
+      open.entries += static_cast<std::int32_t>(l);
+      ++open.rows;
+      last_short = i++;
     } else if (l <= warp_max_row) {
       p.warp_rows.push_back(i++);
     } else if (l <= block_max_row) {
@@ -155,6 +168,7 @@ adaptive_partition build_adaptive_partition(std::int64_t rows, const Index* row_
       ++i;
     }
   }
+  close_stream();
   // Medium rows: 8 per tile, a warp each, in ascending row order.
   for (std::size_t k = 0; k < p.warp_rows.size(); k += warps_per_tile) {
     spmv_tile t;
@@ -206,7 +220,11 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr) {
   if (algorithm_ == spmv_algorithm::adaptive) {
     auto& part = state_->partition;
     part = detail::build_adaptive_partition(view_.rows, host_row_ptr);
+    if (part.tiles.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+      throw std::invalid_argument("spmv plan: " + std::to_string(part.tiles.size()) +
+                                  " adaptive tiles exceed the grid limit of 2^31 - 1 blocks");
     state_->tiles = reduce::device_buffer<detail::spmv_tile>(part.tiles);
+    state_->segments = reduce::device_buffer<detail::spmv_segment>(part.segments);
     state_->warp_rows = reduce::device_buffer<std::int64_t>(part.warp_rows);
     state_->split_rows = reduce::device_buffer<detail::spmv_split_row>(part.split_rows);
     state_->partials = reduce::device_buffer<double>(part.partial_slots);
@@ -227,7 +245,7 @@ std::string spmv_plan<Value, Index>::describe() const {
   if (algorithm_ == spmv_algorithm::vector) o << " (" << vector_width_ << " lanes per row)";
   if (algorithm_ == spmv_algorithm::adaptive) {
     const auto& p = state_->partition;
-    o << " (tiles: " << p.counts[detail::tile_stream] << " stream, " << p.counts[detail::tile_warp] << " warp ["
+    o << " (tiles: " << p.counts[detail::tile_stream] << " stream [" << p.segments.size() << " runs], " << p.counts[detail::tile_warp] << " warp ["
       << p.warp_rows.size() << " rows], " << p.counts[detail::tile_block] << " block, "
       << p.split_rows.size() << " split rows in " << p.counts[detail::tile_split] << " chunks)";
   }

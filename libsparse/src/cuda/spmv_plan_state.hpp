@@ -10,19 +10,30 @@ namespace sparse::detail {
 
 /// The adaptive kernel runs one 256-thread block per tile; each tile is one of these kinds.
 enum tile_kind : std::int32_t {
-  tile_stream = 0,  ///< consecutive short rows: entries staged in shared memory, one thread per row
+  tile_stream = 0,  ///< up to 8 runs of consecutive short rows: entries staged in shared memory, a thread per row
   tile_warp = 1,    ///< up to 8 medium rows (ids in the row bin), one warp per row
   tile_block = 2,   ///< one long row, the whole block with reduce::block::block_reduce
   tile_split = 3,   ///< one chunk of a very long row: block-reduced to a partial, combined afterwards
 };
 
-/// One tile (32 bytes; a 20M-entry Laplacian has ~10k of them, 0.3 MB read once per call).
+/// One tile (40 bytes; a 20M-entry Laplacian has ~10k of them, 0.4 MB read once per call).
 struct spmv_tile {
-  std::int64_t first = 0;  ///< stream: first row; warp: offset in the row bin; block/split: the row
+  std::int64_t first = 0;  ///< stream: first segment; warp: offset in the row bin; block/split: the row
   std::int64_t begin = 0;  ///< split: first entry (offset into col_idx/values) of the chunk
   std::int64_t slot = 0;   ///< split: index of this chunk's partial
-  std::int32_t count = 0;  ///< stream/warp: number of rows; split: entries in the chunk
+  std::int32_t count = 0;  ///< stream: segments; warp: rows; split: entries in the chunk
   std::int32_t kind = tile_stream;
+  std::int32_t rows = 0;     ///< stream: rows in all segments
+  std::int32_t entries = 0;  ///< stream: entries in all segments
+};
+
+/// A run of consecutive short rows inside a stream tile. Long rows between two runs (a power-law matrix
+/// has one every ~55 rows) start a new segment instead of closing the tile, so tiles stay full.
+struct spmv_segment {
+  std::int64_t first_row = 0;
+  std::int64_t p0 = 0;     ///< row_ptr[first_row]
+  std::int32_t q0 = 0;     ///< offset of the segment's first entry in the tile's staged products
+  std::int32_t r0 = 0;     ///< offset of the segment's first row among the tile's rows
 };
 
 /// A row split across several blocks: its chunks' partials are slots [first_slot, first_slot + chunks),
@@ -38,6 +49,7 @@ constexpr int tile_threads = 256;
 constexpr int stream_max_row = 32;           ///< rows up to a warp's width are "short": several per warp
 constexpr int stream_tile_entries = 2048;    ///< 8 entries per thread staged in shared memory
 constexpr int stream_tile_rows = 1024;       ///< at most 4 rows per thread in the reduce phase
+constexpr int stream_tile_segments = 8;      ///< runs of short rows per stream tile (a linear search)
 constexpr int warp_max_row = 1024;           ///< a warp per row up to 32 entries per lane
 constexpr int warps_per_tile = tile_threads / 32;
 constexpr std::int64_t block_max_row = 8192; ///< a block per row up to 32 entries per thread
@@ -46,6 +58,7 @@ constexpr std::int64_t split_chunk = 8192;   ///< longer rows: chunks of 32 entr
 /// The host-side partition (built once at plan time; tests check it covers every row exactly once).
 struct adaptive_partition {
   std::vector<spmv_tile> tiles;
+  std::vector<spmv_segment> segments;   ///< of the stream tiles
   std::vector<std::int64_t> warp_rows;  ///< the row bin of medium rows (ascending)
   std::vector<spmv_split_row> split_rows;
   std::int64_t partial_slots = 0;
@@ -60,6 +73,7 @@ struct spmv_plan_state {
   int sm_count = 0;
   adaptive_partition partition;  // host copy (sizes, for describe() and launches)
   reduce::device_buffer<spmv_tile> tiles;
+  reduce::device_buffer<spmv_segment> segments;
   reduce::device_buffer<std::int64_t> warp_rows;
   reduce::device_buffer<spmv_split_row> split_rows;
   reduce::device_buffer<double> partials;  // sized in bytes for double; float plans use the first half

@@ -1,0 +1,172 @@
+// WSM5 column microphysics (WRF V3.1 "classic": Eulerian sedimentation with per-column sub-steps), in
+// float32 like WRF. Public API: the domain container, HDF5 / text I/O, the synthetic-domain generator,
+// the CPU reference and the CUDA variants. No CUDA syntax: plain C++ programs include this header.
+//
+// Layout: 3D fields are (ny, nz, nx) with x fastest and k = 0 the LOWEST level (WRF's (i,k,j));
+// 2D fields (rain, snow, rainncv, snowncv, sr) are (ny, nx). Index: (j * nz + k) * nx + i.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reduce/device.hpp"
+
+namespace wsm5 {
+
+/// The state of a domain of columns plus its static inputs.
+struct domain {
+  std::int64_t nx = 0, ny = 0, nz = 0;
+  float dt = 0;                 ///< model time step [s] (attribute `dt` of the HDF5 file)
+  bool columns_form = false;    ///< the file stored (columns, nz) instead of (ny, nz, nx); written back alike
+  // inputs (not changed by the scheme)
+  std::vector<float> p, den, delz, pii;
+  // prognostics (inout)
+  std::vector<float> th, qv, qc, qr, qi, qs;
+  // 2D: accumulated precipitation (inout) and this call's (out)
+  std::vector<float> rain, snow, rainncv, snowncv, sr;
+
+  std::int64_t columns() const { return nx * ny; }
+  std::int64_t cells() const { return nx * ny * nz; }
+  std::int64_t at(std::int64_t i, std::int64_t k, std::int64_t j) const { return (j * nz + k) * nx + i; }
+  /// Allocates every field for the given shape (zeros).
+  void resize(std::int64_t nx_, std::int64_t ny_, std::int64_t nz_);
+  /// Throws std::runtime_error naming `what` (a file) and the field when a field has the wrong size,
+  /// p/den/delz/pii are not positive and finite, any value is NaN/Inf, or dt <= 0.
+  void validate(const std::string& what) const;
+};
+
+/// Names of the 3D and 2D fields, in file order.
+const std::vector<std::string>& field_names_3d();  // p den delz pii th qv qc qr qi qs
+const std::vector<std::string>& field_names_2d();  // rain snow rainncv snowncv sr
+std::vector<float>& field(domain& d, const std::string& name);
+const std::vector<float>& field(const domain& d, const std::string& name);
+
+// ---- I/O -------------------------------------------------------------------------------------------
+/// Reads the HDF5 schema of data/README.md ("WSM5 columns"). Errors name the file and dataset.
+domain read_hdf5(const std::string& path);
+/// Writes the schema (inputs, prognostics, rain/snow, and rainncv/snowncv/sr when `with_outputs`)
+/// to a temporary name and renames it into place (never a partial file).
+void write_hdf5(const domain& d, const std::string& path, bool with_outputs);
+/// Reads the text format of data/wsm5/columns.txt (ncol nz dt, then ncol blocks of nz lines
+/// `p den delz pii th qv qc qr qi qs`, k = 1 first). Gives ny = 1, nx = ncol, columns_form = true.
+domain read_columns_text(const std::string& path);
+
+/// One golden column of wrf_v31_{1,50}step.txt.
+struct golden_column {
+  double rain = 0, rainncv = 0, snow = 0, snowncv = 0, sr = 0, dw = 0;
+  std::vector<double> t, th, qv, qc, qr, qi, qs;  // nz values, k = 1 first
+};
+struct golden_file {
+  std::int64_t ncol = 0, nz = 0, nsteps = 0;
+  double dt = 0;
+  std::vector<golden_column> cols;
+};
+golden_file read_golden_text(const std::string& path);
+
+/// A deterministic synthetic domain: plausible soundings mixing the five regimes of the golden cases
+/// (warm rain, cold ice/snow, melting layer, dry, heavy rain) with smooth horizontal variation;
+/// hydrostatic pressure, saturation-bounded vapour. Same (nx, ny, nz, seed) -> bitwise same domain.
+domain generate(std::int64_t nx, std::int64_t ny, std::int64_t nz, std::uint64_t seed, float dt = 72.f);
+
+// ---- the scheme ------------------------------------------------------------------------------------
+/// Per-call domain diagnostics.
+struct diagnostics {
+  double rain_total = 0;        ///< sum over columns of this call's rainncv [mm]
+  double snow_total = 0;        ///< sum over columns of this call's snowncv [mm]
+  std::int32_t max_substeps = 0;  ///< max over columns of the sedimentation sub-step count (rain/snow, ice)
+  float max_budget_residual = 0;  ///< max over columns of |W_before - W_after - precip| [kg m-2]
+};
+
+enum class variant { cpu, thread_per_column, warp_per_column };
+const char* to_string(variant v);
+variant parse_variant(const std::string& s);  // throws std::invalid_argument
+
+namespace reference {
+/// One call of WSM5 on every column, on the CPU: WRF's own loop order (levels outer, the columns of a
+/// row inner), OpenMP over rows, float32, no FMA contraction. `threads` <= 0: OpenMP default.
+/// Deterministic (each column is computed independently of the thread count).
+/// Example:
+///   wsm5::domain d = wsm5::read_hdf5("in.h5");
+///   for (int s = 0; s < 10; ++s) wsm5::reference::step(d, 0);
+diagnostics step(domain& d, int threads = 0);
+}  // namespace reference
+
+/// Device-resident copy of a domain (padded pitch: nx rounded up to 32 floats, so warps read whole
+/// 128-byte lines), plus per-column diagnostics. Move-only; throws reduce::no_cuda_device without a GPU.
+class gpu_domain {
+public:
+  explicit gpu_domain(const domain& d);
+  ~gpu_domain();
+  gpu_domain(const gpu_domain&) = delete;
+  gpu_domain& operator=(const gpu_domain&) = delete;
+  gpu_domain(gpu_domain&&) noexcept;
+  gpu_domain& operator=(gpu_domain&&) noexcept;
+
+  void upload(const domain& d);     ///< every field, host -> device (synchronous)
+  void download(domain& d) const;   ///< prognostics and 2D outputs, device -> host (synchronous)
+  /// One call of the scheme with the chosen GPU variant (stream-ordered, default stream), then the
+  /// domain diagnostics through libreduce device-wide reductions (synchronizes).
+  diagnostics step(variant v);
+  /// As step() without the diagnostics reductions (no synchronization): what the timings measure.
+  void step_async(variant v);
+  /// Upload, one call and download, overlapped across `chunks` row chunks on 4 streams (chunk c's
+  /// copies overlap chunk c-1's kernel). `d` should be pinned (host_pin) for the copies to be
+  /// asynchronous. Synchronizes; d then holds the result.
+  void step_with_transfers(domain& d, variant v, int chunks);
+  /// Bytes moved by one call if every field is read once and every output written once.
+  std::int64_t min_bytes_per_call() const;
+  std::int64_t pitch() const;
+
+private:
+  struct impl;
+  impl* p_ = nullptr;
+};
+
+/// Page-locks (cudaHostRegister) every field of a domain for its lifetime; no-op without a GPU.
+class host_pin {
+public:
+  explicit host_pin(domain& d);
+  ~host_pin();
+  host_pin(const host_pin&) = delete;
+  host_pin& operator=(const host_pin&) = delete;
+
+private:
+  std::vector<void*> ptrs_;
+};
+
+/// FP32 peak of the current device from its properties: SMs x 128 FP32 lanes x 2 flops x clock [flop/s].
+double peak_fp32_flops();
+
+/// Median time of a device-to-device copy of `bytes` (bandwidth ceiling measured in the same run) [s].
+double measure_d2d_copy_seconds(std::int64_t bytes, int repeats);
+/// Times `repeats` calls of gpu_domain::step_async with CUDA events after `warmup` calls; returns the
+/// per-call times in seconds. The domain evolves (this is what a model does).
+std::vector<double> time_gpu_steps(gpu_domain& g, variant v, int warmup, int repeats);
+/// As time_gpu_steps for step_with_transfers (host -> device, call, device -> host) on pinned `d`.
+std::vector<double> time_gpu_steps_with_transfers(gpu_domain& g, domain& d, variant v, int chunks, int warmup,
+                                                  int repeats);
+
+// ---- checks ----------------------------------------------------------------------------------------
+struct field_error {
+  std::string name;
+  double max_abs = 0, max_rel = 0;  ///< rel = |a - b| / max(|b|, floor)
+  std::int64_t worst = -1;          ///< index of the largest |a - b|
+};
+/// Field-by-field comparison of a against the reference b (3D prognostics as th, qv..qs; 2D rain, snow,
+/// rainncv, snowncv, sr).
+std::vector<field_error> compare(const domain& a, const domain& b);
+
+/// Per-column water budget: column water sum_k den*(qv+qc+qr+qi+qs)*delz before minus after minus the
+/// change of `rain` [kg m-2], in double. The bound per call: every stored mixing ratio is rounded at most
+/// ~16 times per call, each rounding <= u|q| (u = 2^-24), so |residual| <= 16 u (W_before + W_after).
+struct budget_result {
+  double max_abs_residual = 0;
+  double bound = 0;
+  std::int64_t worst_column = -1;
+  bool ok = true;
+};
+double column_water(const domain& d, std::int64_t col);
+/// `calls`: how many calls separate `before` and `after` (the bound grows linearly).
+budget_result water_budget(const domain& before, const domain& after, int calls = 1);
+
+}  // namespace wsm5

@@ -1,0 +1,293 @@
+// Dispatch of the WSM5 CUDA variants: device domain (pitched), launches, libreduce diagnostics,
+// transfers overlapped with compute across row chunks, and event timing.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "reduce/cuda/check.hpp"
+#include "reduce/device_buffer.hpp"
+#include "reduce/reduce.hpp"
+#include "wsm5/wsm5.hpp"
+#include "wsm5_kernels.cuh"
+
+namespace wsm5 {
+
+struct gpu_domain::impl {
+  std::int64_t nx = 0, ny = 0, nz = 0, pitch = 0;
+  float dt = 0;
+  // 3D: th qv qc qr qi qs p den delz pii (the order of field_names_3d is p den delz pii th qv ..)
+  std::array<reduce::device_buffer<float>, 10> f3;
+  std::array<reduce::device_buffer<float>, 5> f2;  // rain snow rainncv snowncv sr
+  reduce::device_buffer<std::int32_t> mstep;
+  reduce::device_buffer<float> resid;
+  std::array<reduce::device_buffer<float>, 8> scratch;  // thread_per_column: see scratch_view
+  std::array<cudaStream_t, 4> streams{};
+
+  float* d3(const std::string& n) {
+    const auto& names = field_names_3d();
+    return f3[static_cast<std::size_t>(std::find(names.begin(), names.end(), n) - names.begin())].data();
+  }
+  float* d2(const std::string& n) {
+    const auto& names = field_names_2d();
+    return f2[static_cast<std::size_t>(std::find(names.begin(), names.end(), n) - names.begin())].data();
+  }
+  detail::view make_view(int j0) {
+    detail::view v{};
+    v.th = d3("th"); v.qv = d3("qv"); v.qc = d3("qc"); v.qr = d3("qr"); v.qi = d3("qi"); v.qs = d3("qs");
+    v.p = d3("p"); v.den = d3("den"); v.delz = d3("delz"); v.pii = d3("pii");
+    v.rain = d2("rain"); v.snow = d2("snow"); v.rainncv = d2("rainncv"); v.snowncv = d2("snowncv"); v.sr = d2("sr");
+    v.mstep_max = mstep.data();
+    v.resid = resid.data();
+    v.nx = static_cast<int>(nx);
+    v.nz = static_cast<int>(nz);
+    v.pitch = pitch;
+    v.j0 = j0;
+    v.dt = dt;
+    return v;
+  }
+  void launch(variant var, int j0, int rows, cudaStream_t s) {
+    if (rows <= 0 || nx == 0 || nz == 0) return;
+    const detail::view v = make_view(j0);
+    if (var == variant::thread_per_column) {
+      // 128 threads: 4 warps of consecutive columns; local arrays make larger blocks no faster.
+      const dim3 block(128), grid(static_cast<unsigned>((nx + 127) / 128), static_cast<unsigned>(rows));
+      detail::scratch_view w{scratch[0].data(), scratch[1].data(), scratch[2].data(), scratch[3].data(),
+                             scratch[4].data(), scratch[5].data(), scratch[6].data(), scratch[7].data()};
+      detail::thread_per_column_kernel<<<grid, block, 0, s>>>(v, w);
+      REDUCE_CHECK_LAUNCH();
+    } else if (var == variant::warp_per_column) {
+      // 8 warps (8 consecutive columns) per block: their strided level loads share L1 sectors.
+      constexpr int warps = 8;
+      const dim3 block(32 * warps), grid(static_cast<unsigned>((nx + warps - 1) / warps), static_cast<unsigned>(rows));
+      if (nz <= 32) detail::warp_per_column_kernel<1><<<grid, block, 0, s>>>(v);
+      else detail::warp_per_column_kernel<2><<<grid, block, 0, s>>>(v);
+      REDUCE_CHECK_LAUNCH();
+    } else {
+      throw std::invalid_argument("gpu_domain: variant cpu is not a GPU variant");
+    }
+  }
+};
+
+gpu_domain::gpu_domain(const domain& d) : p_(new impl) {
+  if (!reduce::cuda_device_available()) {
+    delete p_;
+    p_ = nullptr;
+    throw reduce::no_cuda_device(reduce::cuda_unavailable_reason());
+  }
+  try {
+    if (d.nz > detail::max_levels)
+      throw std::invalid_argument("WSM5 GPU variants support at most " + std::to_string(detail::max_levels) +
+                                  " levels, the domain has " + std::to_string(d.nz));
+    if (d.nx > (std::int64_t{1} << 30) || d.ny > 65535)
+      throw std::invalid_argument("WSM5 GPU variants: nx must be < 2^30 and ny <= 65535 (grid y)");
+    p_->nx = d.nx; p_->ny = d.ny; p_->nz = d.nz; p_->dt = d.dt;
+    p_->pitch = (d.nx + 31) / 32 * 32;  // 128-byte rows
+    const std::int64_t n3 = d.ny * d.nz * p_->pitch, n2 = d.ny * p_->pitch;
+    for (auto& b : p_->f3) { b = reduce::device_buffer<float>(n3); b.fill_bytes(0); }
+    for (auto& b : p_->f2) { b = reduce::device_buffer<float>(n2); b.fill_bytes(0); }  // padding stays 0
+    p_->mstep = reduce::device_buffer<std::int32_t>(n2);
+    p_->mstep.fill_bytes(0);
+    p_->resid = reduce::device_buffer<float>(n2);
+    p_->resid.fill_bytes(0);
+    for (auto& b : p_->scratch) b = reduce::device_buffer<float>(n3);
+    for (auto& s : p_->streams) REDUCE_CUDA_CHECK(cudaStreamCreate(&s));
+    upload(d);
+  } catch (...) {
+    delete p_;
+    p_ = nullptr;
+    throw;
+  }
+}
+
+gpu_domain::~gpu_domain() {
+  if (p_) {
+    for (auto s : p_->streams)
+      if (s) cudaStreamDestroy(s);
+  }
+  delete p_;
+}
+gpu_domain::gpu_domain(gpu_domain&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+gpu_domain& gpu_domain::operator=(gpu_domain&& o) noexcept {
+  if (this != &o) {
+    this->~gpu_domain();
+    p_ = o.p_;
+    o.p_ = nullptr;
+  }
+  return *this;
+}
+
+std::int64_t gpu_domain::pitch() const { return p_->pitch; }
+
+namespace {
+void copy_rows(float* dst, std::int64_t dpitch, const float* src, std::int64_t spitch, std::int64_t width,
+               std::int64_t rows, cudaMemcpyKind kind, cudaStream_t s) {
+  if (rows <= 0 || width <= 0) return;
+  REDUCE_CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<std::size_t>(dpitch) * sizeof(float), src,
+                                      static_cast<std::size_t>(spitch) * sizeof(float),
+                                      static_cast<std::size_t>(width) * sizeof(float), static_cast<std::size_t>(rows),
+                                      kind, s));
+}
+}  // namespace
+
+void gpu_domain::upload(const domain& d) {
+  if (d.nx != p_->nx || d.ny != p_->ny || d.nz != p_->nz) throw std::invalid_argument("gpu_domain::upload: shape differs");
+  p_->dt = d.dt;
+  for (const auto& n : field_names_3d())
+    copy_rows(p_->d3(n), p_->pitch, field(d, n).data(), d.nx, d.nx, d.ny * d.nz, cudaMemcpyHostToDevice, nullptr);
+  for (const auto& n : field_names_2d())
+    copy_rows(p_->d2(n), p_->pitch, field(d, n).data(), d.nx, d.nx, d.ny, cudaMemcpyHostToDevice, nullptr);
+  REDUCE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+}
+
+void gpu_domain::download(domain& d) const {
+  for (const auto& n : {"th", "qv", "qc", "qr", "qi", "qs"})
+    copy_rows(field(d, n).data(), d.nx, p_->d3(n), p_->pitch, d.nx, d.ny * d.nz, cudaMemcpyDeviceToHost, nullptr);
+  for (const auto& n : field_names_2d())
+    copy_rows(field(d, n).data(), d.nx, p_->d2(n), p_->pitch, d.nx, d.ny, cudaMemcpyDeviceToHost, nullptr);
+  REDUCE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+}
+
+void gpu_domain::step_async(variant v) { p_->launch(v, 0, static_cast<int>(p_->ny), nullptr); }
+
+diagnostics gpu_domain::step(variant v) {
+  step_async(v);
+  diagnostics out;
+  const std::int64_t n2 = p_->ny * p_->pitch;  // padding holds zeros: neutral for sum and for max >= 0
+  out.rain_total = reduce::sum(p_->d2("rainncv"), n2, static_cast<reduce::stream_t>(nullptr));
+  out.snow_total = reduce::sum(p_->d2("snowncv"), n2, static_cast<reduce::stream_t>(nullptr));
+  out.max_substeps = reduce::max(p_->mstep.data(), n2, static_cast<reduce::stream_t>(nullptr));
+  out.max_budget_residual = reduce::max(p_->resid.data(), n2, static_cast<reduce::stream_t>(nullptr));
+  return out;
+}
+
+void gpu_domain::step_with_transfers(domain& d, variant v, int chunks) {
+  if (d.nx != p_->nx || d.ny != p_->ny || d.nz != p_->nz) throw std::invalid_argument("step_with_transfers: shape differs");
+  p_->dt = d.dt;
+  chunks = static_cast<int>(std::clamp<std::int64_t>(chunks, 1, std::max<std::int64_t>(d.ny, 1)));
+  const std::int64_t rows_per = (d.ny + chunks - 1) / chunks;
+  const std::int64_t pitch = p_->pitch, nx = d.nx, nz = d.nz;
+  for (int c = 0; c < chunks; ++c) {
+    const std::int64_t j0 = c * rows_per, j1 = std::min(d.ny, j0 + rows_per);
+    if (j0 >= j1) break;
+    cudaStream_t s = p_->streams[static_cast<std::size_t>(c) % p_->streams.size()];
+    // Chunk c's copies overlap chunk c-1's kernel and chunk c-2's copies back (separate copy engines).
+    for (const auto& n : field_names_3d())
+      copy_rows(p_->d3(n) + j0 * nz * pitch, pitch, field(d, n).data() + j0 * nz * nx, nx, nx, (j1 - j0) * nz,
+                cudaMemcpyHostToDevice, s);
+    for (const auto& n : {"rain", "snow"})
+      copy_rows(p_->d2(n) + j0 * pitch, pitch, field(d, n).data() + j0 * nx, nx, nx, j1 - j0, cudaMemcpyHostToDevice, s);
+    p_->launch(v, static_cast<int>(j0), static_cast<int>(j1 - j0), s);
+    for (const auto& n : {"th", "qv", "qc", "qr", "qi", "qs"})
+      copy_rows(field(d, n).data() + j0 * nz * nx, nx, p_->d3(n) + j0 * nz * pitch, pitch, nx, (j1 - j0) * nz,
+                cudaMemcpyDeviceToHost, s);
+    for (const auto& n : field_names_2d())
+      copy_rows(field(d, n).data() + j0 * nx, nx, p_->d2(n) + j0 * pitch, pitch, nx, j1 - j0, cudaMemcpyDeviceToHost, s);
+  }
+  for (auto s : p_->streams) REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+std::int64_t gpu_domain::min_bytes_per_call() const {
+  // read 10 3D + 2 2D fields, write 6 3D + 5 2D fields, 4 bytes each
+  return 4 * (16 * p_->nx * p_->ny * p_->nz + 7 * p_->nx * p_->ny);
+}
+
+host_pin::host_pin(domain& d) {
+  if (!reduce::cuda_device_available()) return;
+  for (const auto& n : field_names_3d()) ptrs_.push_back(field(d, n).data());
+  for (const auto& n : field_names_2d()) ptrs_.push_back(field(d, n).data());
+  std::vector<std::size_t> sizes;
+  for (const auto& n : field_names_3d()) sizes.push_back(field(d, n).size() * sizeof(float));
+  for (const auto& n : field_names_2d()) sizes.push_back(field(d, n).size() * sizeof(float));
+  std::vector<void*> done;
+  for (std::size_t k = 0; k < ptrs_.size(); ++k) {
+    if (sizes[k] == 0) continue;
+    const cudaError_t e = cudaHostRegister(ptrs_[k], sizes[k], cudaHostRegisterDefault);
+    if (e != cudaSuccess) {
+      for (void* p : done) cudaHostUnregister(p);
+      ptrs_.clear();
+      REDUCE_CUDA_CHECK(e);
+    }
+    done.push_back(ptrs_[k]);
+  }
+  ptrs_ = done;
+}
+host_pin::~host_pin() {
+  for (void* p : ptrs_) cudaHostUnregister(p);
+}
+
+double peak_fp32_flops() {
+  int dev = 0, sms = 0, khz = 0;
+  REDUCE_CUDA_CHECK(cudaGetDevice(&dev));
+  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev));
+  return static_cast<double>(sms) * 128.0 * 2.0 * static_cast<double>(khz) * 1e3;  // 128 FP32 lanes/SM (sm_80+)
+}
+
+double measure_d2d_copy_seconds(std::int64_t bytes, int repeats) {
+  reduce::device_buffer<char> a(bytes), b(bytes);
+  a.fill_bytes(1);
+  cudaEvent_t e0, e1;
+  REDUCE_CUDA_CHECK(cudaEventCreate(&e0));
+  REDUCE_CUDA_CHECK(cudaEventCreate(&e1));
+  std::vector<double> t;
+  for (int r = 0; r < repeats + 2; ++r) {
+    REDUCE_CUDA_CHECK(cudaEventRecord(e0, nullptr));
+    REDUCE_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, nullptr));
+    REDUCE_CUDA_CHECK(cudaEventRecord(e1, nullptr));
+    REDUCE_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (r >= 2) t.push_back(ms * 1e-3);  // two warm-up copies
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+std::vector<double> time_gpu_steps(gpu_domain& g, variant v, int warmup, int repeats) {
+  cudaEvent_t e0, e1;
+  REDUCE_CUDA_CHECK(cudaEventCreate(&e0));
+  REDUCE_CUDA_CHECK(cudaEventCreate(&e1));
+  for (int r = 0; r < warmup; ++r) g.step_async(v);
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    REDUCE_CUDA_CHECK(cudaEventRecord(e0, nullptr));
+    g.step_async(v);
+    REDUCE_CUDA_CHECK(cudaEventRecord(e1, nullptr));
+    REDUCE_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms * 1e-3);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return t;
+}
+
+std::vector<double> time_gpu_steps_with_transfers(gpu_domain& g, domain& d, variant v, int chunks, int warmup,
+                                                  int repeats) {
+  cudaEvent_t e0, e1;
+  REDUCE_CUDA_CHECK(cudaEventCreate(&e0));
+  REDUCE_CUDA_CHECK(cudaEventCreate(&e1));
+  for (int r = 0; r < warmup; ++r) g.step_with_transfers(d, v, chunks);
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    REDUCE_CUDA_CHECK(cudaEventRecord(e0, nullptr));
+    g.step_with_transfers(d, v, chunks);
+    REDUCE_CUDA_CHECK(cudaEventRecord(e1, nullptr));
+    REDUCE_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms * 1e-3);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return t;
+}
+
+}  // namespace wsm5

@@ -1,0 +1,393 @@
+// WSM5 V3.1 CUDA kernels: thread_per_column and warp_per_column. Same pointwise physics as the CPU
+// reference (physics.hpp); each variant owns its sedimentation and loop structure.
+#pragma once
+#include <cstdint>
+
+#include "physics.hpp"
+#include "reduce/cuda/warp_reduce.cuh"
+#include "reduce/operators.hpp"
+
+namespace wsm5::detail {
+
+/// Trivially copyable view of the device domain. 3D: ((j * nz + k) * pitch + i); 2D: (j * pitch + i).
+struct view {
+  float *th, *qv, *qc, *qr, *qi, *qs;
+  const float *p, *den, *delz, *pii;
+  float *rain, *snow, *rainncv, *snowncv, *sr;
+  std::int32_t* mstep_max;  // per column: max sub-step count of the call (rain/snow and ice)
+  float* resid;             // per column: |water before - after - precip| [kg m-2]
+  int nx, nz;
+  std::int64_t pitch;
+  int j0;                   // first row of this launch (row chunks for copy/compute overlap)
+  float dt;
+};
+
+/// Most levels a column may have: warp_per_column holds ceil(nz/32) <= 2 levels per lane in registers.
+constexpr int max_levels = 64;
+
+// ------------------------------------------------------------------------------------------------------
+// thread_per_column: one thread owns one column (coalesced: consecutive threads = consecutive i, so
+// every level access of a warp is one 128-byte line). No local arrays (the build treats local memory as
+// an error): the state is updated in place in the global arrays (T lives in `th` during the call), and
+// the per-level values that must survive sedimentation sit in global scratch arrays; everything else
+// (q_s, rh, n0sfac, slopes) is recomputed pointwise from the saved start-of-loop T, qv, qr, qs, which
+// gives bitwise the values WRF stores.
+// ------------------------------------------------------------------------------------------------------
+struct scratch_view {
+  float *t_start, *qv_start, *qr_start, *qs_start, *cpm, *xl, *w_r, *w_s;
+};
+
+__global__ void __launch_bounds__(128, 4) thread_per_column_kernel(view v, scratch_view w) {
+  using namespace wsm5::phys;
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= v.nx) return;
+  const std::int64_t j = v.j0 + static_cast<std::int64_t>(blockIdx.y);
+  const int nz = v.nz;
+  const std::int64_t pitch = v.pitch;
+  const std::int64_t base = j * nz * pitch + i;  // level k at base + k * pitch
+  const std::int64_t c2 = j * pitch + i;
+  float* __restrict__ t = v.th + base;
+  float* __restrict__ qv = v.qv + base;
+  float* __restrict__ qc = v.qc + base;
+  float* __restrict__ qr = v.qr + base;
+  float* __restrict__ qi = v.qi + base;
+  float* __restrict__ qs = v.qs + base;
+  const float* __restrict__ p = v.p + base;
+  const float* __restrict__ den = v.den + base;
+  const float* __restrict__ delz = v.delz + base;
+  const float* __restrict__ pii = v.pii + base;
+  float* __restrict__ t0 = w.t_start + base;
+  float* __restrict__ qv0 = w.qv_start + base;
+  float* __restrict__ qr0 = w.qr_start + base;
+  float* __restrict__ qs0 = w.qs_start + base;
+  float* __restrict__ cpm = w.cpm + base;
+  float* __restrict__ xl = w.xl + base;
+  float* __restrict__ w_a = w.w_r + base;
+  float* __restrict__ w_b = w.w_s + base;
+
+  double water_before = 0;
+  for (int k = 0; k < nz; ++k) {
+    const std::int64_t x = k * pitch;
+    const float tk = t[x] * pii[x];
+    t[x] = tk;
+    const float c = fmax_(qc[x], 0.f), r = fmax_(qr[x], 0.f), ic = fmax_(qi[x], 0.f), s = fmax_(qs[x], 0.f);
+    qc[x] = c; qr[x] = r; qi[x] = ic; qs[x] = s;
+    const float q = qv[x];
+    cpm[x] = cpmcal(q);
+    xl[x] = xlcal(tk);
+    water_before += static_cast<double>(den[x]) * (static_cast<double>(q) + c + r + ic + s) * delz[x];
+  }
+  const float rain_before = v.rain[c2];
+  const int loops = minor_loops(v.dt);
+  const float dtcld = minor_dt(v.dt, loops);
+  int mstep_seen = 1;
+  for (int loop = 0; loop < loops; ++loop) {
+    int mstep = 1;
+    for (int k = 0; k < nz; ++k) {
+      const std::int64_t x = k * pitch;
+      const float tk = t[x], dk = den[x], r = qr[x], s = qs[x];
+      t0[x] = tk; qv0[x] = qv[x]; qr0[x] = r; qs0[x] = s;
+      const float denfac = denfac_of(dk);
+      const float wr = rain_fall_rate(rain_slope(r, dk), denfac, delz[x]);
+      const float ws = snow_fall_rate(snow_slope(s, dk, n0sfac_of(tk)), denfac, delz[x]);
+      w_a[x] = wr;
+      w_b[x] = ws;
+      mstep = max(mstep, substeps(fmax_(wr, ws), dtcld));  // reduction 1, sequential in the thread
+    }
+    mstep_seen = max(mstep_seen, mstep);
+    // Rain and snow sub-steps. Each level's flux uses that level's state at the start of the sub-step
+    // (the level above hands its flux down in a register), and melting at level k only reads level k,
+    // so melting is fused into the same top-down pass (bitwise the same as WRF's separate pass).
+    float fall_r1 = 0.f, fall_s1 = 0.f;
+    const float fm = static_cast<float>(mstep);
+    for (int n = 0; n < mstep; ++n) {
+      float fr_up = 0.f, fs_up = 0.f, dz_up = 0.f;
+      for (int k = nz - 1; k >= 0; --k) {
+        const std::int64_t x = k * pitch;
+        const float dk = den[x], dz = delz[x];
+        float r = qr[x], s = qs[x];
+        const float fr = dk * r * w_a[x] / fm;
+        const float fs = dk * s * w_b[x] / fm;
+        if (k == nz - 1) {
+          r = fmax_(r - fr * dtcld / dk, 0.f);
+          s = fmax_(s - fs * dtcld / dk, 0.f);
+        } else {
+          r = fmax_(r - (fr - fr_up * dz_up / dz) * dtcld / dk, 0.f);
+          s = fmax_(s - (fs - fs_up * dz_up / dz) * dtcld / dk, 0.f);
+        }
+        float tk = t[x];
+        if (tk > t0c && s > 0.f) {  // psmlt with the start-of-sedimentation slope and n0sfac
+          const float n0sf = n0sfac_of(t0[x]);
+          snow_melt(tk, r, s, p[x], dk, cpm[x], n0sf, snow_slope(qs0[x], dk, n0sf), mstep, dtcld);
+          t[x] = tk;
+        }
+        qr[x] = r;
+        qs[x] = s;
+        fr_up = fr;
+        fs_up = fs;
+        dz_up = dz;
+        if (k == 0) {
+          fall_r1 = fall_r1 + fr;
+          fall_s1 = fall_s1 + fs;
+        }
+      }
+    }
+    // Ice: reduction 2 and its sub-steps (Ni from qi, unchanged since the start of sedimentation).
+    int mstep_i = 1;
+    for (int k = 0; k < nz; ++k) {
+      const std::int64_t x = k * pitch;
+      const float dk = den[x], q = qi[x];
+      const float wi = ice_fall_rate(q, dk, ice_number(dk, q), delz[x]);
+      w_a[x] = wi;
+      mstep_i = max(mstep_i, substeps(wi, dtcld));
+    }
+    mstep_seen = max(mstep_seen, mstep_i);
+    float fall_i1 = 0.f;
+    const float fmi = static_cast<float>(mstep_i);
+    for (int n = 0; n < mstep_i; ++n) {
+      float f_up = 0.f, dz_up = 0.f;
+      for (int k = nz - 1; k >= 0; --k) {
+        const std::int64_t x = k * pitch;
+        const float dk = den[x], dz = delz[x];
+        float q = qi[x];
+        const float f = dk * q * w_a[x] / fmi;
+        if (k == nz - 1) q = fmax_(q - f * dtcld / dk, 0.f);
+        else q = fmax_(q - (f - f_up * dz_up / dz) * dtcld / dk, 0.f);
+        qi[x] = q;
+        f_up = f;
+        dz_up = dz;
+        if (k == 0) fall_i1 = fall_i1 + f;
+      }
+    }
+    // Surface precipitation (classic: reset in every minor loop).
+    {
+      const float fallsum = fall_r1 + fall_s1 + fall_i1;
+      const float fallsum_qsi = fall_s1 + fall_i1;
+      const float dz1 = delz[0];
+      float rncv = 0.f, sncv = 0.f, srv = 0.f;
+      if (fallsum > 0.f) {
+        rncv = precip_mm(fallsum, dz1, dtcld);
+        v.rain[c2] = precip_mm(fallsum, dz1, dtcld) + v.rain[c2];
+      }
+      if (fallsum_qsi > 0.f) {
+        sncv = precip_mm(fallsum_qsi, dz1, dtcld);
+        v.snow[c2] = precip_mm(fallsum_qsi, dz1, dtcld) + v.snow[c2];
+      }
+      if (fallsum > 0.f) srv = precip_mm(fallsum_qsi, dz1, dtcld) / (rncv + 1.e-12f);
+      v.rainncv[c2] = rncv;
+      v.snowncv[c2] = sncv;
+      v.sr[c2] = srv;
+    }
+    // Pointwise processes, one pass; q_s, rh, n0sfac and the pre-sedimentation rain slope recomputed
+    // from the saved start-of-loop state.
+    for (int k = 0; k < nz; ++k) {
+      const std::int64_t x = k * pitch;
+      const float pk = p[x], dk = den[x], tk0 = t0[x], q0 = qv0[x];
+      const float qs1 = qsat(tk0, pk, false), qs2 = qsat(tk0, pk, true);
+      const float rh1 = fmax_(q0 / qs1, qmin), rh2 = fmax_(q0 / qs2, qmin);
+      const float n0sf = n0sfac_of(tk0);
+      const float rs_r = rain_slope(qr0[x], dk).r;
+      const float cp = cpm[x], l = xl[x];
+      level s{t[x], qv[x], qc[x], qr[x], qi[x], qs[x]};
+      phase_changes(s, dk, l, cp, rs_r, dtcld);
+      process_rates(s, pk, dk, denfac_of(dk), l, cp, n0sf, qs1, qs2, rh1, rh2, dtcld);
+      condensation(s, pk, l, cp, dtcld);
+      t[x] = s.t; qv[x] = s.qv; qc[x] = s.qc; qr[x] = s.qr; qi[x] = s.qi; qs[x] = s.qs;
+    }
+  }
+  double water_after = 0;
+  for (int k = 0; k < nz; ++k) {
+    const std::int64_t x = k * pitch;
+    t[x] = t[x] / pii[x];  // back to theta
+    water_after += static_cast<double>(den[x]) *
+                   (static_cast<double>(qv[x]) + qc[x] + qr[x] + qi[x] + qs[x]) * delz[x];
+  }
+  const double resid = water_before - water_after - (static_cast<double>(v.rain[c2]) - rain_before);
+  v.resid[c2] = static_cast<float>(fabs(resid));
+  v.mstep_max[c2] = mstep_seen;
+}
+
+// ------------------------------------------------------------------------------------------------------
+// warp_per_column: one warp per column, levels across the lanes (lane l holds k = l + 32 m,
+// m < Lpl = ceil(nz / 32)), state in registers. Within a sub-step every level's flux comes from the
+// sub-step's starting state, so all levels update at once; the flux of the level above comes from the
+// neighbouring lane (a shuffle: data movement, not a reduction). The sub-step counts are libreduce warp
+// max-reductions, the column water sums libreduce warp sums.
+// ------------------------------------------------------------------------------------------------------
+template <int Lpl>
+__device__ __forceinline__ float from_level_above(const float (&a)[Lpl], int m, int lane) {
+  // level k + 1 of (lane, m) is (lane + 1, m), or (0, m + 1) for lane 31. Every lane calls this.
+  const float same = __shfl_down_sync(reduce::warp::full_mask, a[m], 1);
+  const float next = (m + 1 < Lpl) ? __shfl_sync(reduce::warp::full_mask, a[m + 1 < Lpl ? m + 1 : m], 0) : 0.f;
+  return lane == 31 ? next : same;
+}
+
+template <int Lpl>
+__global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
+  using namespace wsm5::phys;
+  constexpr int W = reduce::warp::warp_size;
+  const int lane = static_cast<int>(threadIdx.x) % W;
+  const int i = static_cast<int>(blockIdx.x * (blockDim.x / W) + threadIdx.x / W);
+  if (i >= v.nx) return;  // whole warps leave together (i is warp-uniform)
+  const std::int64_t j = v.j0 + static_cast<std::int64_t>(blockIdx.y);
+  const int nz = v.nz;
+  const std::int64_t pitch = v.pitch;
+  const std::int64_t base = j * nz * pitch + i;
+  const std::int64_t c2 = j * pitch + i;
+
+  bool valid[Lpl];
+  std::int64_t xk[Lpl];
+  float t[Lpl], qv[Lpl], qc[Lpl], qr[Lpl], qi[Lpl], qs[Lpl], p[Lpl], den[Lpl], dz[Lpl], cpm[Lpl], xl[Lpl];
+  double wpart = 0;
+#pragma unroll
+  for (int m = 0; m < Lpl; ++m) {
+    const int k = lane + W * m;
+    valid[m] = k < nz;
+    xk[m] = base + static_cast<std::int64_t>(valid[m] ? k : 0) * pitch;
+    if (valid[m]) {
+      const std::int64_t x = xk[m];
+      p[m] = v.p[x]; den[m] = v.den[x]; dz[m] = v.delz[x];
+      t[m] = v.th[x] * v.pii[x];
+      qv[m] = v.qv[x];
+      qc[m] = fmax_(v.qc[x], 0.f); qr[m] = fmax_(v.qr[x], 0.f); qi[m] = fmax_(v.qi[x], 0.f); qs[m] = fmax_(v.qs[x], 0.f);
+      cpm[m] = cpmcal(qv[m]);
+      xl[m] = xlcal(t[m]);
+      wpart += static_cast<double>(den[m]) * (static_cast<double>(qv[m]) + qc[m] + qr[m] + qi[m] + qs[m]) * dz[m];
+    } else {
+      p[m] = den[m] = dz[m] = 1.f;
+      t[m] = qv[m] = qc[m] = qr[m] = qi[m] = qs[m] = cpm[m] = xl[m] = 0.f;
+    }
+  }
+  const double water_before = reduce::warp::sum<W>(wpart);
+  const float rain_before = v.rain[c2];
+  // delz of the level above, fixed for the call.
+  float dz_up[Lpl];
+#pragma unroll
+  for (int m = 0; m < Lpl; ++m) dz_up[m] = from_level_above<Lpl>(dz, m, lane);
+
+  const int loops = minor_loops(v.dt);
+  const float dtcld = minor_dt(v.dt, loops);
+  int mstep_seen = 1;
+  for (int loop = 0; loop < loops; ++loop) {
+    float qs1[Lpl], qs2[Lpl], rh1[Lpl], rh2[Lpl], n0sf[Lpl], rs_r[Lpl], w_r[Lpl], w_s[Lpl];
+    slope ss[Lpl];
+    int my_steps = 1;
+#pragma unroll
+    for (int m = 0; m < Lpl; ++m) {
+      qs1[m] = qsat(t[m], p[m], false);
+      rh1[m] = fmax_(qv[m] / qs1[m], qmin);
+      qs2[m] = qsat(t[m], p[m], true);
+      rh2[m] = fmax_(qv[m] / qs2[m], qmin);
+      n0sf[m] = n0sfac_of(t[m]);
+      const slope sr = rain_slope(qr[m], den[m]);
+      ss[m] = snow_slope(qs[m], den[m], n0sf[m]);
+      rs_r[m] = sr.r;
+      const float denfac = denfac_of(den[m]);
+      w_r[m] = valid[m] ? rain_fall_rate(sr, denfac, dz[m]) : 0.f;
+      w_s[m] = valid[m] ? snow_fall_rate(ss[m], denfac, dz[m]) : 0.f;
+      if (valid[m]) my_steps = max(my_steps, substeps(fmax_(w_r[m], w_s[m]), dtcld));
+    }
+    const int mstep = reduce::warp::max<W>(my_steps);  // reduction 1 (libreduce)
+    mstep_seen = max(mstep_seen, mstep);
+    const float fm = static_cast<float>(mstep);
+    float fall_r1 = 0.f, fall_s1 = 0.f;
+    for (int n = 0; n < mstep; ++n) {  // warp-uniform trip count: no divergence inside a column
+      float fr[Lpl], fs[Lpl];
+#pragma unroll
+      for (int m = 0; m < Lpl; ++m) {
+        fr[m] = den[m] * qr[m] * w_r[m] / fm;
+        fs[m] = den[m] * qs[m] * w_s[m] / fm;
+      }
+#pragma unroll
+      for (int m = 0; m < Lpl; ++m) {
+        const float fr_up = from_level_above<Lpl>(fr, m, lane);
+        const float fs_up = from_level_above<Lpl>(fs, m, lane);
+        const int k = lane + W * m;
+        if (!valid[m]) continue;
+        if (k == nz - 1) {
+          qr[m] = fmax_(qr[m] - fr[m] * dtcld / den[m], 0.f);
+          qs[m] = fmax_(qs[m] - fs[m] * dtcld / den[m], 0.f);
+        } else {
+          qr[m] = fmax_(qr[m] - (fr[m] - fr_up * dz_up[m] / dz[m]) * dtcld / den[m], 0.f);
+          qs[m] = fmax_(qs[m] - (fs[m] - fs_up * dz_up[m] / dz[m]) * dtcld / den[m], 0.f);
+        }
+        snow_melt(t[m], qr[m], qs[m], p[m], den[m], cpm[m], n0sf[m], ss[m], mstep, dtcld);
+      }
+      if (lane == 0) {
+        fall_r1 = fall_r1 + fr[0];
+        fall_s1 = fall_s1 + fs[0];
+      }
+    }
+    // Ice fall: reduction 2 and its sub-steps.
+    float w_i[Lpl];
+    int my_steps_i = 1;
+#pragma unroll
+    for (int m = 0; m < Lpl; ++m) {
+      w_i[m] = valid[m] ? ice_fall_rate(qi[m], den[m], ice_number(den[m], qi[m]), dz[m]) : 0.f;
+      if (valid[m]) my_steps_i = max(my_steps_i, substeps(w_i[m], dtcld));
+    }
+    const int mstep_i = reduce::warp::max<W>(my_steps_i);
+    mstep_seen = max(mstep_seen, mstep_i);
+    const float fmi = static_cast<float>(mstep_i);
+    float fall_i1 = 0.f;
+    for (int n = 0; n < mstep_i; ++n) {
+      float f[Lpl];
+#pragma unroll
+      for (int m = 0; m < Lpl; ++m) f[m] = den[m] * qi[m] * w_i[m] / fmi;
+#pragma unroll
+      for (int m = 0; m < Lpl; ++m) {
+        const float f_up = from_level_above<Lpl>(f, m, lane);
+        const int k = lane + W * m;
+        if (!valid[m]) continue;
+        if (k == nz - 1) qi[m] = fmax_(qi[m] - f[m] * dtcld / den[m], 0.f);
+        else qi[m] = fmax_(qi[m] - (f[m] - f_up * dz_up[m] / dz[m]) * dtcld / den[m], 0.f);
+      }
+      if (lane == 0) fall_i1 = fall_i1 + f[0];
+    }
+    if (lane == 0) {
+      const float fallsum = fall_r1 + fall_s1 + fall_i1;
+      const float fallsum_qsi = fall_s1 + fall_i1;
+      const float dz1 = dz[0];
+      float rncv = 0.f, sncv = 0.f, srv = 0.f;
+      if (fallsum > 0.f) {
+        rncv = precip_mm(fallsum, dz1, dtcld);
+        v.rain[c2] = precip_mm(fallsum, dz1, dtcld) + v.rain[c2];
+      }
+      if (fallsum_qsi > 0.f) {
+        sncv = precip_mm(fallsum_qsi, dz1, dtcld);
+        v.snow[c2] = precip_mm(fallsum_qsi, dz1, dtcld) + v.snow[c2];
+      }
+      if (fallsum > 0.f) srv = precip_mm(fallsum_qsi, dz1, dtcld) / (rncv + 1.e-12f);
+      v.rainncv[c2] = rncv;
+      v.snowncv[c2] = sncv;
+      v.sr[c2] = srv;
+    }
+#pragma unroll
+    for (int m = 0; m < Lpl; ++m) {
+      if (!valid[m]) continue;
+      level s{t[m], qv[m], qc[m], qr[m], qi[m], qs[m]};
+      phase_changes(s, den[m], xl[m], cpm[m], rs_r[m], dtcld);
+      process_rates(s, p[m], den[m], denfac_of(den[m]), xl[m], cpm[m], n0sf[m], qs1[m], qs2[m], rh1[m], rh2[m], dtcld);
+      condensation(s, p[m], xl[m], cpm[m], dtcld);
+      t[m] = s.t; qv[m] = s.qv; qc[m] = s.qc; qr[m] = s.qr; qi[m] = s.qi; qs[m] = s.qs;
+    }
+  }
+  wpart = 0;
+#pragma unroll
+  for (int m = 0; m < Lpl; ++m) {
+    if (!valid[m]) continue;
+    const std::int64_t x = xk[m];
+    v.th[x] = t[m] / v.pii[x];
+    v.qv[x] = qv[m]; v.qc[x] = qc[m]; v.qr[x] = qr[m]; v.qi[x] = qi[m]; v.qs[x] = qs[m];
+    wpart += static_cast<double>(den[m]) * (static_cast<double>(qv[m]) + qc[m] + qr[m] + qi[m] + qs[m]) * dz[m];
+  }
+  const double water_after = reduce::warp::sum<W>(wpart);
+  __syncwarp();
+  if (lane == 0) {
+    const double resid = water_before - water_after - (static_cast<double>(v.rain[c2]) - rain_before);
+    v.resid[c2] = static_cast<float>(fabs(resid));
+    v.mstep_max[c2] = mstep_seen;
+  }
+}
+
+}  // namespace wsm5::detail

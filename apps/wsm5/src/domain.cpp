@@ -1,0 +1,95 @@
+// wsm5::domain helpers: shapes, field lookup, validation, variant names.
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "wsm5/wsm5.hpp"
+
+namespace wsm5 {
+
+const std::vector<std::string>& field_names_3d() {
+  static const std::vector<std::string> names = {"p", "den", "delz", "pii", "th", "qv", "qc", "qr", "qi", "qs"};
+  return names;
+}
+const std::vector<std::string>& field_names_2d() {
+  static const std::vector<std::string> names = {"rain", "snow", "rainncv", "snowncv", "sr"};
+  return names;
+}
+
+std::vector<float>& field(domain& d, const std::string& name) {
+  if (name == "p") return d.p;
+  if (name == "den") return d.den;
+  if (name == "delz") return d.delz;
+  if (name == "pii") return d.pii;
+  if (name == "th") return d.th;
+  if (name == "qv") return d.qv;
+  if (name == "qc") return d.qc;
+  if (name == "qr") return d.qr;
+  if (name == "qi") return d.qi;
+  if (name == "qs") return d.qs;
+  if (name == "rain") return d.rain;
+  if (name == "snow") return d.snow;
+  if (name == "rainncv") return d.rainncv;
+  if (name == "snowncv") return d.snowncv;
+  if (name == "sr") return d.sr;
+  throw std::invalid_argument("unknown WSM5 field '" + name + "'");
+}
+const std::vector<float>& field(const domain& d, const std::string& name) {
+  return field(const_cast<domain&>(d), name);
+}
+
+void domain::resize(std::int64_t nx_, std::int64_t ny_, std::int64_t nz_) {
+  if (nx_ < 0 || ny_ < 0 || nz_ < 0) throw std::invalid_argument("negative WSM5 domain size");
+  nx = nx_;
+  ny = ny_;
+  nz = nz_;
+  for (const auto& n : field_names_3d()) field(*this, n).assign(static_cast<std::size_t>(cells()), 0.f);
+  for (const auto& n : field_names_2d()) field(*this, n).assign(static_cast<std::size_t>(columns()), 0.f);
+}
+
+void domain::validate(const std::string& what) const {
+  if (!(dt > 0.f) || !std::isfinite(dt))
+    throw std::runtime_error(what + ": attribute dt = " + std::to_string(dt) + " must be a positive number of seconds");
+  for (const auto& n : field_names_3d()) {
+    const auto& f = field(*this, n);
+    if (static_cast<std::int64_t>(f.size()) != cells())
+      throw std::runtime_error(what + ": dataset " + n + " has " + std::to_string(f.size()) + " values, expected " +
+                               std::to_string(cells()));
+    const bool positive = n == "p" || n == "den" || n == "delz" || n == "pii" || n == "th";
+    for (std::size_t x = 0; x < f.size(); ++x) {
+      if (!std::isfinite(f[x]))
+        throw std::runtime_error(what + ": dataset " + n + " holds a non-finite value (NaN or Inf) at flat index " +
+                                 std::to_string(x));
+      if (positive && !(f[x] > 0.f))
+        throw std::runtime_error(what + ": dataset " + n + " must be positive but holds " + std::to_string(f[x]) +
+                                 " at flat index " + std::to_string(x));
+    }
+  }
+  for (const auto& n : field_names_2d()) {
+    const auto& f = field(*this, n);
+    if (static_cast<std::int64_t>(f.size()) != columns())
+      throw std::runtime_error(what + ": dataset " + n + " has " + std::to_string(f.size()) + " values, expected " +
+                               std::to_string(columns()));
+    for (std::size_t x = 0; x < f.size(); ++x)
+      if (!std::isfinite(f[x]))
+        throw std::runtime_error(what + ": dataset " + n + " holds a non-finite value (NaN or Inf) at flat index " +
+                                 std::to_string(x));
+  }
+}
+
+const char* to_string(variant v) {
+  switch (v) {
+    case variant::cpu: return "cpu";
+    case variant::thread_per_column: return "thread_per_column";
+    case variant::warp_per_column: return "warp_per_column";
+  }
+  return "?";
+}
+variant parse_variant(const std::string& s) {
+  if (s == "cpu") return variant::cpu;
+  if (s == "thread_per_column") return variant::thread_per_column;
+  if (s == "warp_per_column") return variant::warp_per_column;
+  throw std::invalid_argument("unknown variant '" + s + "' (cpu, thread_per_column, warp_per_column)");
+}
+
+}  // namespace wsm5

@@ -1,0 +1,204 @@
+// HDF5 reader/writer of the WSM5 schema (data/README.md, "WSM5 columns"), HDF5 C API (1.10 or newer).
+#include <hdf5.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "wsm5/wsm5.hpp"
+
+namespace wsm5 {
+namespace {
+
+/// Silences HDF5's own error-stack printing while we are inside it (errors are reported by us, naming
+/// the file and dataset); restores the previous handler on exit.
+class quiet_hdf5 {
+public:
+  quiet_hdf5() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~quiet_hdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+  quiet_hdf5(const quiet_hdf5&) = delete;
+  quiet_hdf5& operator=(const quiet_hdf5&) = delete;
+
+private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+/// RAII for an hid_t and its close function.
+class handle {
+public:
+  handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  handle(const handle&) = delete;
+  handle& operator=(const handle&) = delete;
+  ~handle() {
+    if (id_ >= 0) close_(id_);
+  }
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+std::vector<hsize_t> dataset_shape(hid_t file, const std::string& path, const std::string& name) {
+  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0)
+    throw std::runtime_error(path + ": missing dataset '" + name + "'");
+  handle ds(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) throw std::runtime_error(path + ": '" + name + "' is not a dataset");
+  handle space(H5Dget_space(ds.get()), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) throw std::runtime_error(path + ": cannot read the shape of dataset '" + name + "'");
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return dims;
+}
+
+std::vector<float> read_floats(hid_t file, const std::string& path, const std::string& name, std::size_t n) {
+  handle ds(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) throw std::runtime_error(path + ": missing dataset '" + name + "'");
+  handle type(H5Dget_type(ds.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_FLOAT && H5Tget_class(type.get()) != H5T_INTEGER)
+    throw std::runtime_error(path + ": dataset '" + name + "' is not numeric");
+  std::vector<float> v(n);
+  if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+    throw std::runtime_error(path + ": cannot read dataset '" + name + "'");
+  return v;
+}
+
+std::string shape_text(const std::vector<hsize_t>& s) {
+  std::string t = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + ")";
+}
+
+void write_floats(hid_t file, const std::string& path, const std::string& name, const std::vector<hsize_t>& dims,
+                  const float* data) {
+  handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  handle ds(H5Dcreate2(file, name.c_str(), H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose);
+  if (!space.valid() || !ds.valid()) throw std::runtime_error(path + ": cannot create dataset '" + name + "'");
+  if (H5Dwrite(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    throw std::runtime_error(path + ": cannot write dataset '" + name + "'");
+}
+
+}  // namespace
+
+domain read_hdf5(const std::string& path) {
+  quiet_hdf5 quiet;
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw std::runtime_error(path + ": cannot open file");
+    std::fclose(f);
+    throw std::runtime_error(path + ": not an HDF5 file");
+  }
+  handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.valid()) throw std::runtime_error(path + ": cannot open HDF5 file");
+
+  domain d;
+  // dt: a numeric scalar attribute of the root group.
+  if (H5Aexists(file.get(), "dt") <= 0) throw std::runtime_error(path + ": missing attribute 'dt' (time step, s)");
+  {
+    handle a(H5Aopen(file.get(), "dt", H5P_DEFAULT), H5Aclose);
+    double dt = 0;
+    handle space(H5Aget_space(a.get()), H5Sclose);
+    if (!a.valid() || H5Sget_simple_extent_npoints(space.get()) != 1 ||
+        H5Aread(a.get(), H5T_NATIVE_DOUBLE, &dt) < 0)
+      throw std::runtime_error(path + ": attribute 'dt' must be one number");
+    d.dt = static_cast<float>(dt);
+  }
+  // The shape comes from p: (ny, nz, nx) or (columns, nz).
+  const auto shape = dataset_shape(file.get(), path, "p");
+  std::int64_t nx = 0, ny = 0, nz = 0;
+  if (shape.size() == 3) {
+    ny = static_cast<std::int64_t>(shape[0]);
+    nz = static_cast<std::int64_t>(shape[1]);
+    nx = static_cast<std::int64_t>(shape[2]);
+  } else if (shape.size() == 2) {
+    nx = static_cast<std::int64_t>(shape[0]);
+    ny = 1;
+    nz = static_cast<std::int64_t>(shape[1]);
+    d.columns_form = true;
+  } else {
+    throw std::runtime_error(path + ": dataset 'p' has shape " + shape_text(shape) +
+                             ", expected (ny, nz, nx) or (columns, nz)");
+  }
+  d.resize(nx, ny, nz);
+  for (const auto& n : field_names_3d()) {
+    const auto s = dataset_shape(file.get(), path, n);
+    if (s != shape)
+      throw std::runtime_error(path + ": dataset '" + n + "' has shape " + shape_text(s) + ", expected " +
+                               shape_text(shape) + " like 'p'");
+    auto v = read_floats(file.get(), path, n, static_cast<std::size_t>(d.cells()));
+    auto& f = field(d, n);
+    if (d.columns_form) {  // file (columns, nz) -> internal (1, nz, columns)
+      for (std::int64_t c = 0; c < nx; ++c)
+        for (std::int64_t k = 0; k < nz; ++k) f[static_cast<std::size_t>(d.at(c, k, 0))] = v[static_cast<std::size_t>(c * nz + k)];
+    } else {
+      f = std::move(v);
+    }
+  }
+  const std::vector<hsize_t> shape2 = d.columns_form ? std::vector<hsize_t>{shape[0]} : std::vector<hsize_t>{shape[0], shape[2]};
+  for (const auto& n : field_names_2d()) {
+    const bool required = n == "rain" || n == "snow";
+    if (!required && H5Lexists(file.get(), n.c_str(), H5P_DEFAULT) <= 0) continue;  // outputs: optional on input
+    const auto s = dataset_shape(file.get(), path, n);
+    if (s != shape2)
+      throw std::runtime_error(path + ": dataset '" + n + "' has shape " + shape_text(s) + ", expected " +
+                               shape_text(shape2));
+    field(d, n) = read_floats(file.get(), path, n, static_cast<std::size_t>(d.columns()));
+  }
+  d.validate(path);
+  return d;
+}
+
+void write_hdf5(const domain& d, const std::string& path, bool with_outputs) {
+  quiet_hdf5 quiet;
+  const std::string tmp = path + ".partial";
+  try {
+    handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    if (!file.valid()) throw std::runtime_error(path + ": cannot create file");
+    {
+      handle space(H5Screate(H5S_SCALAR), H5Sclose);
+      handle a(H5Acreate2(file.get(), "dt", H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+      const double dt = d.dt;
+      if (!a.valid() || H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &dt) < 0)
+        throw std::runtime_error(path + ": cannot write attribute 'dt'");
+    }
+    const auto nx = static_cast<hsize_t>(d.nx), ny = static_cast<hsize_t>(d.ny), nz = static_cast<hsize_t>(d.nz);
+    const bool cols = d.columns_form && d.ny == 1;
+    std::vector<float> buf;
+    for (const auto& n : field_names_3d()) {
+      const auto& f = field(d, n);
+      if (cols) {
+        buf.resize(f.size());
+        for (std::int64_t c = 0; c < d.nx; ++c)
+          for (std::int64_t k = 0; k < d.nz; ++k) buf[static_cast<std::size_t>(c * d.nz + k)] = f[static_cast<std::size_t>(d.at(c, k, 0))];
+        write_floats(file.get(), path, n, {nx, nz}, buf.data());
+      } else {
+        write_floats(file.get(), path, n, {ny, nz, nx}, f.data());
+      }
+    }
+    for (const auto& n : field_names_2d()) {
+      if (!with_outputs && n != "rain" && n != "snow") continue;
+      const auto& f = field(d, n);
+      if (cols) write_floats(file.get(), path, n, {nx}, f.data());
+      else write_floats(file.get(), path, n, {ny, nx}, f.data());
+    }
+    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error(path + ": cannot flush");
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": cannot rename the finished file into place");
+  }
+}
+
+}  // namespace wsm5

@@ -1,0 +1,404 @@
+// WSM5 V3.1 ("classic") pointwise physics, shared by the CPU reference and the CUDA variants.
+// Equations restated from /work/shared/wsm5-spec.md (WRF phys/module_mp_wsm5.F at V3.1); every
+// expression keeps Fortran's left-to-right evaluation order so that float32 rounding matches
+// gfortran -O2 (no FMA contraction: the including TUs are built with -ffp-contract=off / -fmad=false).
+// Only sedimentation couples levels; it is NOT here: each variant owns its loop structure.
+#pragma once
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define WSM5_HD __host__ __device__ __forceinline__
+#else
+#define WSM5_HD inline
+#endif
+
+namespace wsm5::phys {
+
+// ---- constants as WRF's microphysics driver passes them (module_model_constants) ------------------
+constexpr float g = 9.81f;
+constexpr float rd = 287.f;
+constexpr float rv = 461.6f;
+constexpr float cpd = 7.f * rd / 2.f;  // 1004.5
+constexpr float cpv = 4.f * rv;        // 1846.4
+constexpr float cliq = 4190.f;
+constexpr float cice = 2106.f;
+constexpr float t0c = 273.15f;
+constexpr float psat = 610.78f;
+constexpr float ep2 = rd / rv;
+constexpr float qmin = 1.e-15f;  // WRF `epsilon`
+constexpr float xls = 2.85e6f;
+constexpr float xlv0 = 2.5e6f;   // the argument XLV0 receives xlv = 2.5e6
+constexpr float xlf0 = 3.5e5f;
+constexpr float den0 = 1.28f;
+constexpr float denr = 1000.f;
+constexpr float pi = 3.14159274f;  // 4 * atan(1.) in float32
+
+// ---- scheme parameters ----------------------------------------------------------------------------
+constexpr float dtcldcr = 120.f;
+constexpr float n0r = 8.e6f;
+constexpr float bvtr = 0.8f;
+constexpr float bvts = 0.41f;
+constexpr float n0s = 2.e6f;
+constexpr float n0smax = 1.e11f;
+constexpr float alpha = 0.12f;
+constexpr float dicon = 11.9f;
+constexpr float dimax = 500.e-6f;
+constexpr float pfrz1 = 100.f;
+constexpr float pfrz2 = 0.66f;
+constexpr float qcrmin = 1.e-9f;
+constexpr float xncr = 3.e8f;
+
+// ---- wsm5init values, float32 exactly as WRF's initialisation produces them (9 significant digits,
+//      so each literal round-trips to the same float). Gamma is WRF's rgmma (a 10000-factor product,
+//      e.g. g4pbr = 17.817297 vs Gamma(4.8) = 17.837862), so these are hard-coded, not tgamma'd.
+//      Computed once with glibc expf/powf in the Fortran expression order of wsm5init. -----------
+constexpr float xlv1 = cliq - cpv;  // 2343.6
+constexpr float qc0 = 5.02654817e-4f;
+constexpr float qck1 = 6.77389431f;
+constexpr float pvtr = 2500.06372f;
+constexpr float pvts = 20.0516376f;
+constexpr float pacrr = 2.48134042e10f;
+constexpr float pacrc = 55442112.f;
+constexpr float precr1 = 39207076.f;
+constexpr float precr2 = 825853568.f;
+constexpr float precs1 = 5200000.f;
+constexpr float precs2 = 18681944.f;
+constexpr float pidn0r = 2.51327427e10f;
+constexpr float pidn0s = 628318528.f;
+constexpr float roqimax = 8.12500366e-5f;
+constexpr float rslopermax = 1.24999997e-5f;
+constexpr float rslopesmax = 9.99999975e-6f;
+constexpr float rsloperbmax = 1.19544042e-4f;
+constexpr float rslopesbmax = 8.91250931e-3f;
+constexpr float rsloper2max = 1.56249985e-10f;
+constexpr float rslopes2max = 9.99999944e-11f;
+constexpr float rsloper3max = 1.95312478e-15f;
+constexpr float rslopes3max = 9.99999898e-16f;
+
+// ---- inlined fpvs ---------------------------------------------------------------------------------
+constexpr float ttp = t0c + 0.01f;
+constexpr float xa = -(cpv - cliq) / rv;
+constexpr float xb = xa + xlv0 / (rv * ttp);
+constexpr float xai = -(cpv - cice) / rv;
+constexpr float xbi = xai + xls / (rv * ttp);
+
+// Fortran MAX/MIN on non-NaN floats (inputs are validated finite).
+WSM5_HD float fmax_(float a, float b) { return a < b ? b : a; }
+WSM5_HD float fmin_(float a, float b) { return b < a ? b : a; }
+/// Fortran NINT for the (non-negative, finite) Courant numbers: round half away from zero.
+WSM5_HD int nint_(float x) { return static_cast<int>(::roundf(x)); }
+
+/// Saturation mixing ratio over water (ice = false) or ice (ice = true; the water formula at T >= ttp).
+WSM5_HD float qsat(float t, float p, bool ice) {
+  const float tr = ttp / t;
+  float es;
+  if (ice && t < ttp) es = psat * ::expf(::logf(tr) * xai + xbi * (1.f - tr));
+  else es = psat * ::expf(::logf(tr) * xa + xb * (1.f - tr));
+  const float q = ep2 * es / (p - es);
+  return fmax_(q, qmin);
+}
+
+/// sqrt(rho0/rho) as WRF V3.1 computes it (VREC then VSQRT: 1/rho first, then * rho0).
+WSM5_HD float denfac_of(float den) { return ::sqrtf((1.f / den) * den0); }
+WSM5_HD float cpmcal(float qv) { return cpd * (1.f - fmax_(qv, qmin)) + fmax_(qv, qmin) * cpv; }
+WSM5_HD float xlcal(float t) { return xlv0 - xlv1 * (t - t0c); }
+WSM5_HD float n0sfac_of(float t) { return fmax_(fmin_(::expf(alpha * (t0c - t)), n0smax / n0s), 1.f); }
+
+/// Slope quantities of the rain or snow size distribution: rslope = 1/lambda and its powers.
+struct slope {
+  float r, rb, r2, r3;
+};
+WSM5_HD slope rain_slope(float qr, float den) {
+  if (qr <= qcrmin) return {rslopermax, rsloperbmax, rsloper2max, rsloper3max};
+  slope s;
+  s.r = 1.f / ::sqrtf(::sqrtf(pidn0r / (qr * den)));
+  s.rb = ::powf(s.r, bvtr);  // V3.1: rslope**bvtr (the accel file's exp(log) form rounds differently)
+  s.r2 = s.r * s.r;
+  s.r3 = s.r2 * s.r;
+  return s;
+}
+WSM5_HD slope snow_slope(float qs, float den, float n0sfac) {
+  if (qs <= qcrmin) return {rslopesmax, rslopesbmax, rslopes2max, rslopes3max};
+  slope s;
+  s.r = 1.f / ::sqrtf(::sqrtf(pidn0s * n0sfac / (qs * den)));
+  s.rb = ::powf(s.r, bvts);
+  s.r2 = s.r * s.r;
+  s.r3 = s.r2 * s.r;
+  return s;
+}
+WSM5_HD float coeres_of(const slope& s) { return s.r2 * ::sqrtf(s.r * s.rb); }
+
+/// Ice crystal number concentration [m-3] (HDC 5c).
+WSM5_HD float ice_number(float den, float qi) {
+  float temp = den * fmax_(qi, qmin);
+  temp = ::sqrtf(::sqrtf(temp * temp * temp));
+  return fmin_(fmax_(5.38e7f * temp, 1.e3f), 1.e6f);
+}
+
+// Transport coefficients (WRF statement functions diffus, viscos, xka, diffac, venfac).
+WSM5_HD float diffus(float t, float p) { return 8.794e-5f * ::expf(::logf(t) * 1.81f) / p; }
+WSM5_HD float viscos(float t, float den) { return 1.496e-6f * (t * ::sqrtf(t)) / (t + 120.f) / den; }
+WSM5_HD float xka(float t, float den) { return 1.414e3f * viscos(t, den) * den; }
+WSM5_HD float diffac(float xl, float p, float t, float den, float qs) {
+  return den * xl * xl / (xka(t, den) * rv * t * t) + 1.f / (qs * diffus(t, p));
+}
+WSM5_HD float venfac(float p, float t, float den) {
+  return ::expf(::logf(viscos(t, den) / diffus(t, p)) * 0.3333333f) / ::sqrtf(viscos(t, den)) *
+         ::sqrtf(::sqrtf(den0 / den));
+}
+
+/// Fall rates w = V / dz [s-1] of rain and snow (mass-weighted speeds from the slopes).
+WSM5_HD float rain_fall_rate(const slope& s, float denfac, float delz) { return pvtr * s.rb * denfac / delz; }
+WSM5_HD float snow_fall_rate(const slope& s, float denfac, float delz) { return pvts * s.rb * denfac / delz; }
+/// Ice fall rate [s-1]; 0 where there is no ice.
+WSM5_HD float ice_fall_rate(float qi, float den, float xni, float delz) {
+  if (qi <= 0.f) return 0.f;
+  const float xmi = den * qi / xni;
+  const float diameter = fmax_(fmin_(dicon * ::sqrtf(xmi), dimax), 1.e-25f);
+  return 1.49e4f * ::powf(diameter, 1.31f) / delz;
+}
+/// The sub-step count of one level: max(nint(w dt + 0.5), 1) (an integer Courant number n gives n + 1).
+WSM5_HD int substeps(float w, float dtcld) {
+  const int n = nint_(w * dtcld + .5f);
+  return n > 1 ? n : 1;
+}
+
+/// psmlt inside sedimentation sub-step (T > T0 and qs > 0): snow -> rain, V3.1 (no 1/rho factor).
+/// Slopes and n0sfac are those of the start of sedimentation; t is current.
+WSM5_HD void snow_melt(float& t, float& qr, float& qs, float p, float den, float cpm, float n0sfac,
+                       const slope& ss, int mstep, float dtcld) {
+  if (!(t > t0c && qs > 0.f)) return;
+  const float work2 = venfac(p, t, den);
+  const float coeres = coeres_of(ss);
+  float psmlt = xka(t, den) / xlf0 * (t0c - t) * pi / 2.f * n0sfac * (precs1 * ss.r2 + precs2 * work2 * coeres);
+  const float fm = static_cast<float>(mstep);
+  psmlt = fmin_(fmax_(psmlt * dtcld / fm, -qs / fm), 0.f);
+  qs = qs + psmlt;
+  qr = qr - psmlt;
+  t = t + xlf0 / cpm * psmlt;
+}
+
+/// One level's prognostic state during a call.
+struct level {
+  float t, qv, qc, qr, qi, qs;
+};
+
+/// 4.5: instantaneous phase changes (pimlt, pihmf, pihtf, psfrz), in this order. rslope_r is the
+/// pre-sedimentation rain slope (classic quirk).
+WSM5_HD void phase_changes(level& s, float den, float xl, float cpm, float rslope_r, float dtcld) {
+  const float supcol = t0c - s.t;
+  float xlf = xls - xl;
+  if (supcol < 0.f) xlf = xlf0;
+  if (supcol < 0.f && s.qi > 0.f) {  // pimlt
+    s.qc = s.qc + s.qi;
+    s.t = s.t - xlf / cpm * s.qi;
+    s.qi = 0.f;
+  }
+  if (supcol > 40.f && s.qc > 0.f) {  // pihmf
+    s.qi = s.qi + s.qc;
+    s.t = s.t + xlf / cpm * s.qc;
+    s.qc = 0.f;
+  }
+  if (supcol > 0.f && s.qc > 0.f) {  // pihtf
+    const float supcolt = fmin_(supcol, 50.f);
+    const float pfrzdtc =
+        fmin_(pfrz1 * (::expf(pfrz2 * supcolt) - 1.f) * den / denr / xncr * s.qc * s.qc * dtcld, s.qc);
+    s.qi = s.qi + pfrzdtc;
+    s.t = s.t + xlf / cpm * pfrzdtc;
+    s.qc = s.qc - pfrzdtc;
+  }
+  if (supcol > 0.f && s.qr > 0.f) {  // psfrz
+    const float supcolt = fmin_(supcol, 50.f);
+    const float r3 = rslope_r * rslope_r * rslope_r;
+    const float temp = r3 * r3 * rslope_r;
+    const float pfrzdtr = fmin_(20.f * (pi * pi) * pfrz1 * n0r * denr / den * (::expf(pfrz2 * supcolt) - 1.f) *
+                                    temp * dtcld,
+                                s.qr);
+    s.qs = s.qs + pfrzdtr;
+    s.t = s.t + xlf / cpm * pfrzdtr;
+    s.qr = s.qr - pfrzdtr;
+  }
+}
+
+/// 4.6-4.9: refreshed slopes, warm and cold process rates, the mass limiter and the update. qs1/qs2
+/// and rh1/rh2 are those of the start of the minor loop (classic quirk); n0sfac that of sedimentation.
+WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl, float cpm, float n0sfac,
+                           float qs1, float qs2, float rh1, float rh2, float dtcld) {
+  // 4.6 refresh
+  const slope sr = rain_slope(s.qr, den);
+  const slope ss = snow_slope(s.qs, den, n0sfac);
+  const float work1_w = diffac(xl, p, s.t, den, qs1);
+  const float work1_i = diffac(xls, p, s.t, den, qs2);
+  const float work2 = venfac(p, s.t, den);
+
+  float praut = 0.f, pracw = 0.f, prevp = 0.f, psaci = 0.f, psacw = 0.f, pidep = 0.f, psdep = 0.f,
+        pigen = 0.f, psaut = 0.f, psevp = 0.f;
+  // 4.7 warm rain
+  {
+    const float supsat = fmax_(s.qv, qmin) - qs1;
+    const float satdt = supsat / dtcld;
+    if (s.qc > qc0) {
+      praut = qck1 * ::powf(s.qc, 7.f / 3.f);
+      praut = fmin_(praut, s.qc / dtcld);
+    }
+    if (s.qr > qcrmin && s.qc > qmin) pracw = fmin_(pacrr * sr.r3 * sr.rb * s.qc * denfac, s.qc / dtcld);
+    if (s.qr > 0.f) {
+      const float coeres = coeres_of(sr);
+      prevp = (rh1 - 1.f) * (precr1 * sr.r2 + precr2 * work2 * coeres) / work1_w;
+      if (prevp < 0.f) {
+        prevp = fmax_(prevp, -s.qr / dtcld);
+        prevp = fmax_(prevp, satdt / 2.f);
+      } else {
+        prevp = fmin_(prevp, satdt / 2.f);
+      }
+    }
+  }
+  // 4.8 cold processes
+  {
+    const float supcol = t0c - s.t;
+    const float supsat = fmax_(s.qv, qmin) - qs2;
+    const float satdt = supsat / dtcld;
+    int ifsat = 0;
+    const float xni = ice_number(den, s.qi);
+    const float eacrs = ::expf(0.07f * (-supcol));
+    if (supcol > 0.f && s.qs > qcrmin && s.qi > qmin) {  // psaci
+      const float xmi = den * s.qi / xni;
+      const float diameter = fmin_(dicon * ::sqrtf(xmi), dimax);
+      const float vt2i = 1.49e4f * ::powf(diameter, 1.31f);
+      const float vt2s = pvts * ss.rb * denfac;
+      const float acrfac = 2.f * ss.r3 + 2.f * diameter * ss.r2 + diameter * diameter * ss.r;
+      psaci = pi * s.qi * eacrs * n0s * n0sfac * ::fabsf(vt2s - vt2i) * acrfac / 4.f;
+    }
+    if (s.qs > qcrmin && s.qc > qmin)  // psacw
+      psacw = fmin_(pacrc * n0sfac * ss.r3 * ss.rb * s.qc * denfac, s.qc / dtcld);
+    if (supcol > 0.f) {
+      if (s.qi > 0.f && ifsat != 1) {  // pidep
+        const float xmi = den * s.qi / xni;
+        const float diameter = dicon * ::sqrtf(xmi);
+        pidep = 4.f * diameter * xni * (rh2 - 1.f) / work1_i;
+        const float supice = satdt - prevp;
+        if (pidep < 0.f) {
+          pidep = fmax_(fmax_(pidep, satdt / 2.f), supice);
+          pidep = fmax_(pidep, -s.qi / dtcld);
+        } else {
+          pidep = fmin_(fmin_(pidep, satdt / 2.f), supice);
+        }
+        if (::fabsf(prevp + pidep) >= ::fabsf(satdt)) ifsat = 1;
+      }
+      if (s.qs > 0.f && ifsat != 1) {  // psdep
+        const float coeres = coeres_of(ss);
+        psdep = (rh2 - 1.f) * n0sfac * (precs1 * ss.r2 + precs2 * work2 * coeres) / work1_i;
+        const float supice = satdt - prevp - pidep;
+        if (psdep < 0.f) {
+          psdep = fmax_(psdep, -s.qs / dtcld);
+          psdep = fmax_(fmax_(psdep, satdt / 2.f), supice);
+        } else {
+          psdep = fmin_(fmin_(psdep, satdt / 2.f), supice);
+        }
+        if (::fabsf(prevp + pidep + psdep) >= ::fabsf(satdt)) ifsat = 1;
+      }
+      if (supsat > 0.f && ifsat != 1) {  // pigen
+        const float supice = satdt - prevp - pidep - psdep;
+        const float xni0 = 1.e3f * ::expf(0.1f * supcol);
+        const float roqi0 = 4.92e-11f * ::powf(xni0, 1.33f);
+        pigen = fmax_(0.f, (roqi0 / den - fmax_(s.qi, 0.f)) / dtcld);
+        pigen = fmin_(fmin_(pigen, satdt), supice);
+      }
+      if (s.qi > 0.f) {  // psaut
+        const float qimax = roqimax / den;
+        psaut = fmax_(0.f, (s.qi - qimax) / dtcld);
+      }
+    }
+    if (supcol < 0.f) {  // psevp (always 0 since psdep is only computed below T0; kept as WRF has it)
+      if (s.qs > 0.f && rh1 < 1.f) psevp = psdep * work1_i / work1_w;
+      psevp = fmin_(fmax_(psevp, -s.qs / dtcld), 0.f);
+    }
+  }
+  // 4.9 limiter and update (sequential scalings)
+  if (s.t <= t0c) {
+    float value = fmax_(qmin, s.qc);
+    float source = (praut + pracw + psacw) * dtcld;
+    if (source > value) {
+      const float factor = value / source;
+      praut = praut * factor; pracw = pracw * factor; psacw = psacw * factor;
+    }
+    value = fmax_(qmin, s.qi);
+    source = (psaut + psaci - pigen - pidep) * dtcld;
+    if (source > value) {
+      const float factor = value / source;
+      psaut = psaut * factor; psaci = psaci * factor; pigen = pigen * factor; pidep = pidep * factor;
+    }
+    value = fmax_(qmin, s.qr);
+    source = (-praut - pracw - prevp) * dtcld;
+    if (source > value) {
+      const float factor = value / source;
+      praut = praut * factor; pracw = pracw * factor; prevp = prevp * factor;
+    }
+    value = fmax_(qmin, s.qs);
+    source = (-psdep - psaut - psaci - psacw) * dtcld;
+    if (source > value) {
+      const float factor = value / source;
+      psdep = psdep * factor; psaut = psaut * factor; psaci = psaci * factor; psacw = psacw * factor;
+    }
+    const float work2q = -(prevp + psdep + pigen + pidep);
+    s.qv = s.qv + work2q * dtcld;
+    s.qc = fmax_(s.qc - (praut + pracw + psacw) * dtcld, 0.f);
+    s.qr = fmax_(s.qr + (praut + pracw + prevp) * dtcld, 0.f);
+    s.qi = fmax_(s.qi - (psaut + psaci - pigen - pidep) * dtcld, 0.f);
+    s.qs = fmax_(s.qs + (psdep + psaut + psaci + psacw) * dtcld, 0.f);
+    const float xlf = xls - xl;
+    const float xlwork2 = -xls * (psdep + pidep + pigen) - xl * prevp - xlf * psacw;
+    s.t = s.t - xlwork2 / cpm * dtcld;
+  } else {
+    float value = fmax_(qmin, s.qc);
+    float source = (praut + pracw + psacw) * dtcld;
+    if (source > value) {
+      const float factor = value / source;
+      praut = praut * factor; pracw = pracw * factor; psacw = psacw * factor;
+    }
+    value = fmax_(qmin, s.qr);
+    source = (-praut - pracw - prevp - psacw) * dtcld;
+    if (source > value) {
+      const float factor = value / source;
+      praut = praut * factor; pracw = pracw * factor; prevp = prevp * factor; psacw = psacw * factor;
+    }
+    value = fmax_(qcrmin, s.qs);
+    source = (-psevp) * dtcld;
+    if (source > value) {
+      const float factor = value / source;
+      psevp = psevp * factor;
+    }
+    const float work2q = -(prevp + psevp);
+    s.qv = s.qv + work2q * dtcld;
+    s.qc = fmax_(s.qc - (praut + pracw + psacw) * dtcld, 0.f);
+    s.qr = fmax_(s.qr + (praut + pracw + prevp + psacw) * dtcld, 0.f);
+    s.qs = fmax_(s.qs + psevp * dtcld, 0.f);
+    const float xlwork2 = -xl * (prevp + psevp);
+    s.t = s.t - xlwork2 / cpm * dtcld;
+  }
+}
+
+/// 4.10-4.11: saturation adjustment with q_s,w from the current T, then tiny qc, qi set to zero.
+WSM5_HD void condensation(level& s, float p, float xl, float cpm, float dtcld) {
+  const float qs1 = qsat(s.t, p, false);
+  const float work1 = (fmax_(s.qv, qmin) - qs1) / (1.f + xl * xl / (rv * cpm) * qs1 / (s.t * s.t));
+  float pcond = fmin_(fmax_(work1 / dtcld, 0.f), fmax_(s.qv, 0.f) / dtcld);
+  if (s.qc > 0.f && work1 < 0.f) pcond = fmax_(work1, -s.qc) / dtcld;
+  s.qv = s.qv - pcond * dtcld;
+  s.qc = fmax_(s.qc + pcond * dtcld, 0.f);
+  s.t = s.t + pcond * xl / cpm * dtcld;
+  if (s.qc <= qmin) s.qc = 0.f;
+  if (s.qi <= qmin) s.qi = 0.f;
+}
+
+/// Surface precipitation of one minor loop [mm] from the summed surface fluxes (kg m-3 s-1).
+WSM5_HD float precip_mm(float fallsum, float delz1, float dtcld) { return fallsum * delz1 / denr * dtcld * 1000.f; }
+
+/// Minor time step: loops = max(nint(delt/120), 1), dtcld = delt/loops (dtcld = delt if delt <= 120).
+WSM5_HD int minor_loops(float delt) {
+  const int n = nint_(delt / dtcldcr);
+  return n > 1 ? n : 1;
+}
+WSM5_HD float minor_dt(float delt, int loops) { return delt <= dtcldcr ? delt : delt / static_cast<float>(loops); }
+
+}  // namespace wsm5::phys

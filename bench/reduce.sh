@@ -23,8 +23,13 @@ echo "== reduce ladder ${quick[*]:-}"
 echo "== reduce bench ${quick[*]:-}"
 "$app" bench "${quick[@]}" --json "$out/reduce-bench.json" --csv "$out/reduce-bench.csv" | tee "$out/reduce-bench.txt"
 
-if python3 -c 'import matplotlib' 2>/dev/null; then
-  python3 "$here/plot_reduce.py" "$out/reduce-bench.json" "$out/reduce-bench.png"
+# The first python3 that has matplotlib (a pyenv shim may shadow the system one that has it).
+plot_python=""
+for py in python3 /usr/bin/python3; do
+  if command -v "$py" >/dev/null && "$py" -c 'import matplotlib' 2>/dev/null; then plot_python=$py; break; fi
+done
+if [ -n "$plot_python" ]; then
+  "$plot_python" "$here/plot_reduce.py" "$out/reduce-bench.json" "$out/reduce-bench.png"
 else
   echo "bench/reduce.sh: matplotlib not available; skipping reduce-bench.png"
 fi

@@ -224,6 +224,9 @@ struct outputs {
     cub.fill_bytes(0xFF);
     ours_vi.fill_bytes(0xFF);
     cub_index.fill_bytes(0xFF);
+    // cudaMemset runs on the legacy default stream, which the benchmark's non-blocking stream does not
+    // wait for: finish the poison before the calls under test run.
+    reduce::detail::synchronize();
   }
 };
 
@@ -544,6 +547,7 @@ int bench_command(int argc, char** argv) {
   ws.reserve(std::max(reduce::workspace::segmented_bytes(1000000), reduce::workspace::segmented_bytes(1000)));
   outputs out;
   const std::vector<op_spec> ops = make_ops(ws, out);
+  reduce::detail::synchronize();  // every setup memset/copy is done before the first timed call
 
   std::vector<result_row> rows;
   prefix_stats stats;
@@ -566,6 +570,7 @@ int bench_command(int argc, char** argv) {
     auto ours = [&] { reduce::segmented_sum(dx.data(), d_off.data(), segments, seg_ours.data(), ws, stream); };
     seg_ours.fill_bytes(0xFF);
     seg_cub.fill_bytes(0xFF);
+    reduce::detail::synchronize();  // the poison (legacy stream) lands before the calls (non-blocking stream)
     ours();
     cub(stream);
     REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -163,6 +163,7 @@ table run_table(const std::string& type, std::int64_t n, const std::vector<T>& x
     r.scaled = r.n_timed < n;
     // Validate once before timing; fail loudly.
     out.fill_bytes(0xFF);
+    reduce::detail::synchronize();  // poison (legacy stream) done before the call (non-blocking stream)
     reduce::ladder_sum(k, d.data(), r.n_timed, out.data(), ws, stream);
     REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
     const T got = out.download()[0];
@@ -181,6 +182,7 @@ table run_table(const std::string& type, std::int64_t n, const std::vector<T>& x
     r.n_timed = n;
     const auto cub = cub_peers::sum(d.data(), n, out.data());
     out.fill_bytes(0xFF);
+    reduce::detail::synchronize();  // poison (legacy stream) done before the call (non-blocking stream)
     cub(stream);
     REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
     validate(r.kernel, n, out.download()[0], full, static_cast<double>(n));

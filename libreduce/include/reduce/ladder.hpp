@@ -50,8 +50,8 @@ bool is_deterministic(ladder_kernel k);
 
 /// Device scratch for every rung, for inputs up to `max_n` elements of up to 8 bytes: per-block partials
 /// for the multi-pass rungs (ping-pong buffers) and the completion counter of single_pass_last_block.
-/// Allocated and zeroed once (cudaMalloc + cudaMemset); ladder_sum then allocates nothing. One stream at
-/// a time. Move-only.
+/// Allocated and zeroed once (cudaMalloc + cudaMemset, then a device synchronization so any stream may
+/// use it at once); ladder_sum then allocates nothing. One stream at a time. Move-only.
 class ladder_workspace {
 public:
   explicit ladder_workspace(std::int64_t max_n);

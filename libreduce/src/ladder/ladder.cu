@@ -109,6 +109,9 @@ std::size_t ladder_workspace::required_bytes(std::int64_t max_n) {
 ladder_workspace::ladder_workspace(std::int64_t max_n) : bytes_(required_bytes(max_n)), max_n_(max_n) {
   REDUCE_CUDA_CHECK(cudaMalloc(&data_, bytes_));
   REDUCE_CUDA_CHECK(cudaMemset(data_, 0, bytes_));  // the single-pass counter starts at zero
+  // cudaMemset may still be running when it returns; a kernel on a non-blocking stream would not wait
+  // for it, so finish it here (once per workspace).
+  REDUCE_CUDA_CHECK(cudaDeviceSynchronize());
 }
 ladder_workspace::~ladder_workspace() {
   if (data_) (void)cudaFree(data_);

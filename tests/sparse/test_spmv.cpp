@@ -88,6 +88,7 @@ std::vector<named_matrix> test_matrices() {
   m.push_back({"laplace2d_33", sparse::generate_laplace_2d<double, int64_t>(33)});
   m.push_back({"laplace3d_9", sparse::generate_laplace_3d<double, int64_t>(9)});
   m.push_back({"random_4099_k3", sparse::generate_random_k<double, int64_t>(4099, 4099, 3, 17)});  // vector: 4 lanes
+  m.push_back({"random_2049_k24", sparse::generate_random_k<double, int64_t>(2049, 2049, 24, 18)});  // stream: 32 lanes
   m.push_back({"random_1025x517_k5", sparse::generate_random_k<double, int64_t>(1025, 517, 5, 11)});
   m.push_back({"random_257x4097_k40", sparse::generate_random_k<double, int64_t>(257, 4097, 40, 12)});
   m.push_back({"random_65_x_2000_k1000", sparse::generate_random_k<double, int64_t>(65, 2000, 1000, 13)});
@@ -408,6 +409,7 @@ CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
 // White-box: the adaptive partition covers every row exactly once and respects every tile budget.
 CPU_TEST_CASE(adaptive_partition_covers_every_row_once) {
   namespace d = sparse::detail;
+  std::set<int> lanes_used;
   for (const auto& nm : matrices()) {
     const auto& a = nm.a;
     const auto& ptr = a.row_ptr();
@@ -432,7 +434,8 @@ CPU_TEST_CASE(adaptive_partition_covers_every_row_once) {
           rows_seen += seg_rows;
           entries_seen += ptr[sg.first_row + seg_rows] - ptr[sg.first_row];
         }
-        budgets_ok &= rows_seen == t.rows && entries_seen == t.entries;
+        budgets_ok &= rows_seen == t.rows && entries_seen == t.entries && t.lanes == d::stream_lanes(t.entries, t.rows);
+        lanes_used.insert(t.lanes);
       } else if (t.kind == d::tile_warp) {
         budgets_ok &= t.count >= 1 && t.count <= d::warps_per_tile;
         for (int64_t k = t.first; k < t.first + t.count; ++k) {
@@ -457,6 +460,8 @@ CPU_TEST_CASE(adaptive_partition_covers_every_row_once) {
     BOOST_TEST(wrong == 0, nm.name << ": " << wrong << " rows not covered exactly once");
     BOOST_TEST(budgets_ok, nm.name << ": a tile exceeds its budget or a split row is not fully covered");
   }
+  // The GPU cases run these matrices: every reduce-phase width of the stream tiles is exercised.
+  BOOST_TEST((lanes_used == std::set<int>{1, 16, 32}));
 }
 
 CPU_TEST_CASE(bad_plan_and_peer_inputs_are_rejected) {

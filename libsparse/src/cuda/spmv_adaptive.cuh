@@ -13,6 +13,36 @@
 
 namespace sparse::detail {
 
+/// The segment (of a stream tile's <= 8) holding tile entry or tile row `i`: the last one whose `field`
+/// (q0 for entries, r0 for rows) is <= i. A linear scan: one or two segments in most tiles.
+__device__ __forceinline__ int segment_of(const spmv_segment* seg, int nseg, int i, std::int32_t spmv_segment::*field) {
+  int k = 0;
+  while (k + 1 < nseg && seg[k + 1].*field <= i) ++k;
+  return k;
+}
+
+/// Reduce phase of a stream tile: Lanes lanes per row (a group of consecutive lanes), entries read from
+/// shared memory in storage order per lane, then reduce::warp::all_reduce<Lanes> (fixed order). The loop
+/// bound is uniform over the block, so every lane of a warp reaches each shuffle.
+template <int Lanes, class Value>
+__device__ __forceinline__ void stream_rows(int rows, const spmv_segment* seg, int nseg, const int* ends,
+                                            const Value* staged, Value alpha, Value beta, Value* __restrict__ y) {
+  constexpr int groups = tile_threads / Lanes;
+  const int lane = static_cast<int>(threadIdx.x) % Lanes, group = static_cast<int>(threadIdx.x) / Lanes;
+  for (int base = 0; base < rows; base += groups) {
+    const int r = base + group;
+    Value s = Value(0);
+    int k = 0;
+    if (r < rows) {
+      k = segment_of(seg, nseg, r, &spmv_segment::r0);
+      const int b = r == seg[k].r0 ? seg[k].q0 : ends[r - 1];
+      for (int q = b + lane; q < ends[r]; q += Lanes) s += staged[q];
+    }
+    if constexpr (Lanes > 1) s = reduce::warp::all_reduce<Lanes>(s, reduce::plus{});
+    if (r < rows && lane == 0) store_row(y, seg[k].first_row + (r - seg[k].r0), s, alpha, beta);
+  }
+}
+
 template <class Value, class Index>
 __global__ void __launch_bounds__(tile_threads, 4)
 spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
@@ -23,47 +53,35 @@ spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restr
   __shared__ Value staged[stream_tile_entries];
   __shared__ typename block_reduce::storage tmp;
   __shared__ spmv_segment seg[stream_tile_segments];
+  __shared__ int ends[stream_tile_rows];  // stream: each row's end offset in `staged`
   constexpr int ws = reduce::warp::warp_size;
   const spmv_tile t = tiles[blockIdx.x];
   const int tid = static_cast<int>(threadIdx.x);
 
   if (t.kind == tile_stream) {
     // CSR-stream: each segment's entries are contiguous, so the products a_ij * x_j are formed with fully
-    // coalesced loads (8 independent loads per thread), staged in shared memory, then each row is summed
-    // by one thread in storage order.
+    // coalesced loads (8 independent loads per thread) and staged in shared memory, together with each
+    // row's end offset; then rows are summed from shared memory by t.lanes lanes each.
     const int nseg = t.count;
     if (tid < nseg) seg[tid] = segments[t.first + tid];
     __syncthreads();
-    // Segment holding staged entry q (or tile row r): the last one starting at or before it (<= 8, linear).
-    auto segment_of_entry = [&](int q) {
-      int k = 0;
-      while (k + 1 < nseg && seg[k + 1].q0 <= q) ++k;
-      return k;
-    };
-    auto segment_of_row = [&](int r) {
-      int k = 0;
-      while (k + 1 < nseg && seg[k + 1].r0 <= r) ++k;
-      return k;
-    };
 #pragma unroll
     for (int k = 0; k < stream_tile_entries / tile_threads; ++k) {
       const int q = tid + k * tile_threads;
       if (q < t.entries) {
-        const spmv_segment& sg = seg[segment_of_entry(q)];
+        const spmv_segment& sg = seg[segment_of(seg, nseg, q, &spmv_segment::q0)];
         const std::int64_t p = sg.p0 + (q - sg.q0);
         staged[q] = a.values[p] * __ldg(x + a.col_idx[p]);
       }
     }
-    __syncthreads();
-    for (int r = tid; r < t.rows; r += tile_threads) {
-      const spmv_segment& sg = seg[segment_of_row(r)];
-      const std::int64_t row = sg.first_row + (r - sg.r0);
-      const int b = static_cast<int>(a.row_ptr[row] - sg.p0) + sg.q0;
-      const int e = static_cast<int>(a.row_ptr[row + 1] - sg.p0) + sg.q0;
-      Value s = Value(0);
-      for (int q = b; q < e; ++q) s += staged[q];
-      store_row(y, row, s, alpha, beta);
+    for (int r = tid; r < t.rows; r += tile_threads) {  // issued with the loads above: no extra latency
+      const spmv_segment& sg = seg[segment_of(seg, nseg, r, &spmv_segment::r0)];
+      ends[r] = static_cast<int>(a.row_ptr[sg.first_row + (r - sg.r0) + 1] - sg.p0) + sg.q0;
     }
+    __syncthreads();
+    if (t.lanes == 1) stream_rows<1>(t.rows, seg, nseg, ends, staged, alpha, beta, y);  // stream_lanes: 1, 16 or 32
+    else if (t.lanes == 16) stream_rows<16>(t.rows, seg, nseg, ends, staged, alpha, beta, y);
+    else stream_rows<32>(t.rows, seg, nseg, ends, staged, alpha, beta, y);
   } else if (t.kind == tile_warp) {
     const int w = tid / ws, lane = tid % ws;
     if (w < t.count) {  // uniform per warp

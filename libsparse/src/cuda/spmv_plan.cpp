@@ -118,6 +118,7 @@ adaptive_partition build_adaptive_partition(std::int64_t rows, const Index* row_
   open.kind = tile_stream;
   std::int64_t last_short = -2;
   auto close_stream = [&] {
+    open.lanes = stream_lanes(open.entries, open.rows);
     if (open.rows > 0) push(open);
     open = spmv_tile{};
     open.kind = tile_stream;

@@ -16,7 +16,7 @@ enum tile_kind : std::int32_t {
   tile_split = 3,   ///< one chunk of a very long row: block-reduced to a partial, combined afterwards
 };
 
-/// One tile (40 bytes; a 20M-entry Laplacian has ~10k of them, 0.4 MB read once per call).
+/// One tile (48 bytes; a 20M-entry Laplacian has ~10k of them, 0.5 MB read once per call).
 struct spmv_tile {
   std::int64_t first = 0;  ///< stream: first segment; warp: offset in the row bin; block/split: the row
   std::int64_t begin = 0;  ///< split: first entry (offset into col_idx/values) of the chunk
@@ -25,6 +25,7 @@ struct spmv_tile {
   std::int32_t kind = tile_stream;
   std::int32_t rows = 0;     ///< stream: rows in all segments
   std::int32_t entries = 0;  ///< stream: entries in all segments
+  std::int32_t lanes = 1;    ///< stream: lanes summing each row from shared memory (stream_lanes)
 };
 
 /// A run of consecutive short rows inside a stream tile. Long rows between two runs (a power-law matrix
@@ -54,6 +55,16 @@ constexpr int warp_max_row = 1024;           ///< a warp per row up to 32 entrie
 constexpr int warps_per_tile = tile_threads / 32;
 constexpr std::int64_t block_max_row = 8192; ///< a block per row up to 32 entries per thread
 constexpr std::int64_t split_chunk = 8192;   ///< longer rows: chunks of 32 entries per thread, one block each
+
+/// Lanes per row in a stream tile's reduce phase, from its mean row length. One thread per row reads
+/// staged[row start + q]: rows of length m put a warp's 32 reads m words apart, a gcd(m, 32)-way bank
+/// conflict (16-way for 16-entry rows). Up to 8 entries per row that is cheap (<= 8 reads); longer rows
+/// (a stream row has at most 32 entries) get 16 or 32 lanes, the smallest power of two >= the mean, which
+/// read consecutive words (conflict-free) and finish with reduce::warp::all_reduce. Returns 1, 16 or 32.
+inline std::int32_t stream_lanes(std::int64_t entries, std::int64_t rows) {
+  if (rows == 0 || entries <= 8 * rows) return 1;
+  return entries > 16 * rows ? 32 : 16;
+}
 
 /// The host-side partition (built once at plan time; tests check it covers every row exactly once).
 struct adaptive_partition {

@@ -132,7 +132,7 @@ int run_typed(const options& opt) {
     reduce::device_buffer<V> dx(x), dy(a.rows());
     const int warmup = 3;
     std::vector<V> y_peer;
-    if (a.rows() > 0 && a.cols() > 0) {
+    if (a.rows() > 0 && a.cols() > 0 && a.nnz() > 0) {
       for (auto alg : {sparse::cusparse_algorithm::alg1, sparse::cusparse_algorithm::alg2}) {
         dy.fill_bytes(0xFF);
         sparse::cusparse_spmv<V, I> peer(d.view(), alg, dx.data(), dy.data(), alpha, beta);
@@ -148,7 +148,7 @@ int run_typed(const options& opt) {
         rows.push_back(r);
       }
     } else {
-      std::cout << "cuSPARSE   not run (a matrix without rows or columns)\n";
+      std::cout << "cuSPARSE   not run (a matrix without rows, columns or entries)\n";
     }
     std::vector<sparse::spmv_algorithm> algs;
     if (opt.algorithm == "all") {

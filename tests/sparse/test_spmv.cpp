@@ -200,7 +200,10 @@ std::vector<V> gpu_run(const sparse::spmv_plan<V, I>& plan, V alpha, const std::
 template <class V, class I>
 std::optional<std::vector<V>> cusparse_run(const sparse::device_csr<V, I>& d, sparse::cusparse_algorithm alg, V alpha,
                                            const std::vector<V>& x, V beta, const std::vector<V>& y0) {
-  if (d.rows() == 0 || d.cols() == 0) return std::nullopt;  // cuSPARSE takes no empty shapes (see spmv.hpp)
+  // cuSPARSE takes no empty shapes (see spmv.hpp); with no entries at all there is nothing to compare
+  // beyond what the reference already checks (y = beta y), and cuSPARSE's handling of null col/value
+  // arrays is not documented, so those are skipped too.
+  if (d.rows() == 0 || d.cols() == 0 || d.nnz() == 0) return std::nullopt;
   reduce::device_buffer<V> dx(x), dy(static_cast<std::int64_t>(y0.size()));
   if (beta == V(0)) dy.fill_bytes(test::poison_byte);
   else dy.upload(y0);
@@ -238,7 +241,7 @@ std::set<int> check_all_matrices(path p, sparse::spmv_algorithm alg = sparse::sp
         check_rows(ctx + " cpu", a, alpha, x, beta, y0, y, nullptr);
         continue;
       }
-      const auto peer = cusparse_run(*d, sparse::cusparse_algorithm::alg2, alpha, x, beta, y0);
+      const auto peer = cusparse_run(*d, sparse::cusparse_algorithm::alg1, alpha, x, beta, y0);  // any index type
       const sparse::spmv_plan<V, I> plan(*d, alg);
       if (plan.algorithm() == sparse::spmv_algorithm::vector) widths.insert(plan.vector_width());
       const auto y = gpu_run(plan, alpha, x, beta, y0);

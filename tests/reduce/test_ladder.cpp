@@ -51,8 +51,8 @@ template <class T>
 void check_against_oracle(reduce::ladder_kernel kernel, std::int64_t n, const std::vector<T>& x, T got) {
   if constexpr (std::is_floating_point_v<T>) {
     // The rung's longest accumulation path has k = ladder_error_depth(kernel, n) additions, so
-    // |error| <= gamma(k) * sum|x_i| (Higham 4.2); the atomic rungs report k = n - 1, the bound for any
-    // order. The oracle is exact to long double, far below these bounds.
+    // |error| <= gamma(k) * sum|x_i| (Higham 4.2); the atomic stages count as sums in any order (for
+    // atomic_global, k = n - 1). The oracle is exact to long double, far below these bounds.
     const auto o = test::oracle::sum(x);
     const double bound =
         test::gamma<T>(static_cast<double>(reduce::ladder_error_depth(kernel, n))) * static_cast<double>(o.abs_sum);

@@ -88,8 +88,8 @@ void ladder_sum(ladder_kernel kernel, const T* d_in, std::int64_t n, T* d_out, l
 
 /// The most floating-point additions any input element goes through on the way to the result for this
 /// rung and n on the current device (grid sizes depend on its SM count): the k of the error bound
-/// gamma(k) * sum|x_i| (Higham, Accuracy and Stability, 4.2). For the atomic rungs, whose order is not
-/// fixed, n - 1 (the bound for any order). Needs a CUDA device.
+/// gamma(k) * sum|x_i| (Higham, Accuracy and Stability, 4.2). The atomic rungs' atomic stages have no
+/// fixed order and count as any-order sums of their terms (atomic_global: n - 1). Needs a CUDA device.
 std::int64_t ladder_error_depth(ladder_kernel kernel, std::int64_t n);
 
 namespace reference {

@@ -264,10 +264,19 @@ std::int64_t ladder_error_depth(ladder_kernel kernel, std::int64_t n) {
   };
   switch (kernel) {
     case ladder_kernel::serial: return n;
-    case ladder_kernel::atomic_global:
-    case ladder_kernel::atomic_shared:
-    case ladder_kernel::warp_atomics:
-    case ladder_kernel::block_atomics: return n - 1;  // order not fixed: the any-order bound
+    // Atomic stages add in no fixed order: a stage of m atomic additions into one total is bounded like
+    // any-order summation of m terms (m additions, counting the exact one onto the zero start). Any
+    // order of the whole sum is also bounded by n - 1, so the smaller of the two holds.
+    case ladder_kernel::atomic_global: return n - 1;
+    case ladder_kernel::atomic_shared: return std::min(n - 1, block + ceil_div(n, block));
+    case ladder_kernel::warp_atomics: {
+      const std::int64_t grid = grid_stride_blocks(n, block, sm_count());
+      return std::min(n - 1, ceil_div(n, grid * block) + 5 + grid * (block / 32));
+    }
+    case ladder_kernel::block_atomics: {
+      const std::int64_t grid = grid_stride_blocks(n, block, sm_count());
+      return std::min(n - 1, ceil_div(n, grid * block) + 10 + grid);
+    }
     case ladder_kernel::interleaved_divergent:
     case ladder_kernel::interleaved_strided:
     case ladder_kernel::sequential_addressing: return multi(block, 0);

@@ -1,0 +1,162 @@
+// The generic CUDA entry points (reduce/cuda/device_reduce.cuh) with user operators, and the warp and
+// block building blocks at every width and several block sizes, against host loops.
+#include <cstdint>
+#include <vector>
+
+#include "oracle.hpp"
+#include "reduce/cuda/block_reduce.cuh"
+#include "reduce/cuda/check.hpp"
+#include "reduce/cuda/device_reduce.cuh"
+#include "reduce/cuda/warp_reduce.cuh"
+#include "reduce/device_buffer.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+struct bit_or {
+  __host__ __device__ std::uint32_t operator()(std::uint32_t a, std::uint32_t b) const { return a | b; }
+};
+struct absolute {
+  __host__ __device__ double operator()(float x) const { return x < 0 ? -double(x) : double(x); }
+};
+struct above_half {
+  __host__ __device__ bool operator()(float x) const { return x > 0.5f; }
+};
+
+template <int Width>
+__global__ void warp_kernel(const std::int64_t* in, std::int64_t* all_out, std::int64_t* first_out, int valid) {
+  const int t = static_cast<int>(threadIdx.x);
+  all_out[t] = reduce::warp::all_reduce<Width>(in[t], reduce::plus{});
+  first_out[t] = reduce::warp::reduce_to_first<Width>(in[t], reduce::plus{}, valid);
+}
+
+template <int Threads>
+__global__ void block_kernel(const std::int64_t* in, std::int64_t* out) {
+  using br = reduce::block::block_reduce<Threads, std::int64_t>;
+  __shared__ typename br::storage tmp;
+  const std::int64_t v = in[threadIdx.x];
+  const std::int64_t first = br::reduce(v, reduce::plus{}, tmp);
+  __syncthreads();
+  const std::int64_t all = br::all_reduce(v, reduce::maximum{}, tmp);
+  if (threadIdx.x == 0) out[0] = first;
+  out[1 + threadIdx.x] = all;
+}
+
+template <int Width>
+void check_warp_width() {
+  const auto x = test::random_vector<std::int64_t>(32, -1000, 1000, 1700 + Width);
+  reduce::device_buffer<std::int64_t> d(x), all(32), first(32);
+  for (int valid : {1, Width}) {
+    all.fill_bytes(test::poison_byte);
+    first.fill_bytes(test::poison_byte);
+    warp_kernel<Width><<<1, 32>>>(d.data(), all.data(), first.data(), valid);
+    REDUCE_CHECK_LAUNCH();
+    const auto a = all.download(), f = first.download();
+    for (int g = 0; g < 32 / Width; ++g) {
+      std::int64_t s = 0, sv = 0;
+      for (int l = 0; l < Width; ++l) s += x[g * Width + l];
+      for (int l = 0; l < valid; ++l) sv += x[g * Width + l];
+      BOOST_TEST_CONTEXT("width " << Width << ", group " << g << ", valid " << valid) {
+        for (int l = 0; l < Width; ++l) BOOST_TEST(a[g * Width + l] == s);  // every lane
+        BOOST_TEST(f[g * Width] == sv);                                      // the group's first lane
+      }
+    }
+  }
+}
+
+template <int Threads>
+void check_block() {
+  const auto x = test::random_vector<std::int64_t>(Threads, -1000, 1000, 1800 + Threads);
+  reduce::device_buffer<std::int64_t> d(x), out(Threads + 1);
+  out.fill_bytes(test::poison_byte);
+  block_kernel<Threads><<<1, Threads>>>(d.data(), out.data());
+  REDUCE_CHECK_LAUNCH();
+  const auto o = out.download();
+  std::int64_t s = 0, m = x[0];
+  for (auto v : x) {
+    s += v;
+    m = v > m ? v : m;
+  }
+  BOOST_TEST_CONTEXT("block of " << Threads) {
+    BOOST_TEST(o[0] == s);
+    for (int t = 0; t < Threads; ++t) BOOST_TEST(o[1 + t] == m);
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(device_api)
+
+GPU_TEST_CASE(warp_reductions_at_every_width) {
+  check_warp_width<1>();
+  check_warp_width<2>();
+  check_warp_width<4>();
+  check_warp_width<8>();
+  check_warp_width<16>();
+  check_warp_width<32>();
+}
+
+GPU_TEST_CASE(block_reductions_at_several_sizes) {
+  check_block<32>();
+  check_block<96>();  // three warps: not a power of two
+  check_block<256>();
+  check_block<1024>();
+}
+
+GPU_TEST_CASE(generic_reduce_transform_and_count_match_host_loops) {
+  std::uint64_t stream = 1900;
+  for (std::int64_t n : test::hostile_sizes()) {
+    const auto u = test::random_vector<std::uint32_t>(n, 0, 0xffffffffu, ++stream);
+    const auto f = test::random_vector<float>(n, -1.f, 1.f, ++stream);
+    std::uint32_t or_all = 0;
+    double max_abs = 0;
+    std::int64_t above = 0;
+    for (auto v : u) or_all |= v;
+    for (auto v : f) {
+      max_abs = std::max(max_abs, absolute{}(v));
+      above += v > 0.5f;
+    }
+    reduce::device_buffer<std::uint32_t> du(u), du_out(1);
+    reduce::device_buffer<float> df(f);
+    reduce::device_buffer<double> dd_out(1);
+    reduce::device_buffer<std::int64_t> dc_out(1);
+    reduce::workspace ws;
+    BOOST_TEST_CONTEXT("n = " << n) {
+      du_out.fill_bytes(test::poison_byte);
+      reduce::device::reduce(du.data(), n, bit_or{}, 0u, du_out.data(), ws);
+      BOOST_TEST(du_out.download()[0] == or_all);
+      du_out.fill_bytes(test::poison_byte);
+      reduce::device::reduce(du.data(), n, bit_or{}, 0u, du_out.data());
+      BOOST_TEST(du_out.download()[0] == or_all);
+      dd_out.fill_bytes(test::poison_byte);
+      reduce::device::transform_reduce(df.data(), n, absolute{}, reduce::maximum{}, 0.0, dd_out.data(), ws);
+      BOOST_TEST(dd_out.download()[0] == max_abs);
+      dc_out.fill_bytes(test::poison_byte);
+      reduce::device::count_if(df.data(), n, above_half{}, dc_out.data());
+      BOOST_TEST(dc_out.download()[0] == above);
+    }
+  }
+}
+
+GPU_TEST_CASE(generic_segmented_reduce_matches_host_loops) {
+  const auto lengths = test::random_vector<std::int64_t>(20011, 0, 300, 2000);
+  std::vector<std::int64_t> off{0};
+  for (auto l : lengths) off.push_back(off.back() + l);
+  off.back() += 0;
+  const auto u = test::random_vector<std::uint32_t>(off.back(), 0, 0xffffffffu, 2001);
+  reduce::device_buffer<std::uint32_t> du(u), dout(static_cast<std::int64_t>(lengths.size()));
+  reduce::device_buffer<std::int64_t> doff(off);
+  dout.fill_bytes(test::poison_byte);
+  reduce::device::segmented_reduce(du.data(), doff.data(), static_cast<std::int64_t>(lengths.size()), bit_or{}, 0u,
+                                   dout.data());
+  const auto got = dout.download();
+  int bad = 0;
+  for (std::size_t s = 0; s < lengths.size() && bad < 5; ++s) {
+    std::uint32_t e = 0;
+    for (auto i = off[s]; i < off[s + 1]; ++i) e |= u[static_cast<std::size_t>(i)];
+    if (got[s] != e) ++bad;
+    BOOST_TEST(got[s] == e, "segment " << s);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

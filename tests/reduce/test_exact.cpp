@@ -1,0 +1,314 @@
+// reproducible_sum (correctly rounded, bitwise identical across launch shapes and backends),
+// compensated_sum (Neumaier), IEEE NaN/Inf rules of every sum, and the default sum's determinism,
+// forced launch shapes and misaligned views.
+#include <boost/mpl/list.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "oracle.hpp"
+#include "reduce_paths.hpp"
+
+namespace {
+
+using float_types = boost::mpl::list<float, double>;
+
+#define REDUCE_PATH_LAMBDAS(NAME)                                                               \
+  [](const T* in_, std::int64_t n_) { return reduce::reference::NAME(in_, n_); },              \
+      [](const T* in_, std::int64_t n_) { return reduce::NAME(in_, n_); },                    \
+      [](const T* in_, std::int64_t n_, auto* o_) { reduce::NAME(in_, n_, o_); },              \
+      [](const T* in_, std::int64_t n_, auto* o_, reduce::workspace& ws_) { reduce::NAME(in_, n_, o_, ws_); }
+
+template <class T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+/// Cancellation-heavy input with an exactly known sum: `n` small values k * 2^-20 (|k| < 2^30, exact in
+/// long double even summed a million times: < 2^30 * 2^20 needs 50 bits of the 64) hidden among pairs
+/// of huge values +-big that cancel exactly, shuffled. A left-to-right float sum loses the small
+/// values entirely whenever a huge one is pending.
+template <class T>
+std::vector<T> cancelling_input(std::int64_t n, std::uint64_t stream, long double& exact) {
+  auto g = test::rng(stream);
+  std::uniform_int_distribution<std::int64_t> k(-(std::int64_t{1} << 20), std::int64_t{1} << 20);
+  std::uniform_real_distribution<double> big(1e20, 1e30);
+  std::vector<T> x;
+  exact = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T v = static_cast<T>(std::ldexp(static_cast<double>(k(g)), -20));
+    x.push_back(v);
+    exact += static_cast<long double>(v);
+    if (i % 2 == 0) {
+      const T b = static_cast<T>(big(g));
+      x.push_back(b);
+      x.push_back(-b);
+    }
+  }
+  std::shuffle(x.begin(), x.end(), g);
+  return x;
+}
+
+template <class T>
+void check_reproducible_random(test::path p) {
+  std::uint64_t stream = 600;
+  for (std::int64_t n : test::hostile_sizes()) {
+    const std::vector<T> x = test::random_vector<T>(n, T(-1), T(1), ++stream);
+    const T got = test::run_path<T>(p, x, REDUCE_PATH_LAMBDAS(reproducible_sum));
+    BOOST_TEST_CONTEXT(test::to_string(p) << ", n = " << n) {
+      // Correctly rounded: |s - exact| <= u |exact|. The long-double oracle itself carries up to
+      // gamma_ld(n - 1) sum|x| (64-bit mantissa), added to the bound.
+      const auto o = test::oracle::sum(x);
+      const double oracle_err = static_cast<double>((n + 1) * std::numeric_limits<long double>::epsilon() * o.abs_sum);
+      const double bound = test::unit_roundoff<T>() * std::fabs(static_cast<double>(o.sum)) + oracle_err;
+      BOOST_TEST(test::within_bound(static_cast<double>(got), o.sum, bound));
+      if (p != test::path::reference) {  // the same bits as the CPU twin
+        BOOST_TEST(same_bits(got, reduce::reference::reproducible_sum(x.data(), n)));
+      }
+    }
+  }
+}
+
+template <class T>
+void check_reproducible_exact_cases(test::path p) {
+  // Cancellation: the exact sum, rounded once (long double -> T rounds to nearest even).
+  for (std::int64_t n : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{100001}}) {
+    long double exact = 0;
+    const std::vector<T> x = cancelling_input<T>(n, 700 + static_cast<std::uint64_t>(n), exact);
+    const T got = test::run_path<T>(p, x, REDUCE_PATH_LAMBDAS(reproducible_sum));
+    BOOST_TEST_CONTEXT(test::to_string(p) << ", cancelling input of " << x.size()) {
+      BOOST_TEST(same_bits(got, static_cast<T>(exact)));
+    }
+  }
+  const T one = 1, ulp = std::numeric_limits<T>::epsilon();  // ulp(1)
+  const T tiny = std::numeric_limits<T>::denorm_min(), huge = std::numeric_limits<T>::max();
+  const T inf = std::numeric_limits<T>::infinity();
+  struct sample {
+    const char* what;
+    std::vector<T> x;
+    T expected;
+  };
+  const std::vector<sample> samples = {
+      {"three quarter-ulps round up", {one, ulp / 4, ulp / 4, ulp / 4}, one + ulp},
+      {"half ulp ties to even (down)", {one, ulp / 2}, one},
+      {"half ulp ties to even (up)", {one + ulp, ulp / 2}, one + 2 * ulp},
+      {"subnormals add exactly", {tiny, tiny, tiny}, 3 * tiny},
+      {"max + max overflows to inf", {huge, huge}, inf},
+      {"max + max - max is max", {huge, huge, -huge}, huge},
+      {"exact zero", {one, -one, ulp, -ulp}, T(0)},
+  };
+  for (const auto& s : samples) {
+    BOOST_TEST_CONTEXT(test::to_string(p) << ": " << s.what) {
+      BOOST_TEST(same_bits(test::run_path<T>(p, s.x, REDUCE_PATH_LAMBDAS(reproducible_sum)), s.expected));
+    }
+  }
+}
+
+/// Sums of every kind with NaN and infinities: IEEE's rules.
+template <class T>
+void check_sum_nan_inf(test::path p) {
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  for (std::int64_t n : {std::int64_t{2}, std::int64_t{4097}, std::int64_t{100003}}) {
+    const std::vector<T> x = test::random_vector<T>(n, T(-1), T(1), 800 + static_cast<std::uint64_t>(n));
+    auto with = [&](std::initializer_list<std::pair<std::int64_t, T>> set) {
+      std::vector<T> y = x;
+      for (auto [i, v] : set) y[static_cast<std::size_t>(i)] = v;
+      return y;
+    };
+    const auto has_nan = with({{n / 2, nan}});
+    const auto pos_inf = with({{n - 1, inf}});
+    const auto neg_inf = with({{0, -inf}});
+    const auto both_inf = with({{0, inf}, {n - 1, -inf}});
+    BOOST_TEST_CONTEXT(test::to_string(p) << ", n = " << n) {
+      BOOST_TEST(std::isnan(test::run_path<T>(p, has_nan, REDUCE_PATH_LAMBDAS(sum))));
+      BOOST_TEST(std::isnan(test::run_path<T>(p, has_nan, REDUCE_PATH_LAMBDAS(reproducible_sum))));
+      BOOST_TEST(std::isnan(test::run_path<T>(p, has_nan, REDUCE_PATH_LAMBDAS(compensated_sum))));
+      BOOST_TEST(test::run_path<T>(p, pos_inf, REDUCE_PATH_LAMBDAS(sum)) == inf);
+      BOOST_TEST(test::run_path<T>(p, pos_inf, REDUCE_PATH_LAMBDAS(reproducible_sum)) == inf);
+      BOOST_TEST(test::run_path<T>(p, pos_inf, REDUCE_PATH_LAMBDAS(compensated_sum)) == inf);
+      BOOST_TEST(test::run_path<T>(p, neg_inf, REDUCE_PATH_LAMBDAS(reproducible_sum)) == -inf);
+      BOOST_TEST(test::run_path<T>(p, neg_inf, REDUCE_PATH_LAMBDAS(compensated_sum)) == -inf);
+      BOOST_TEST(std::isnan(test::run_path<T>(p, both_inf, REDUCE_PATH_LAMBDAS(sum))));
+      BOOST_TEST(std::isnan(test::run_path<T>(p, both_inf, REDUCE_PATH_LAMBDAS(reproducible_sum))));
+      BOOST_TEST(std::isnan(test::run_path<T>(p, both_inf, REDUCE_PATH_LAMBDAS(compensated_sum))));
+    }
+  }
+}
+
+/// Mixed magnitudes (|x| from 1e-4 to 1e4, random signs): a plain sum's error grows with the chain,
+/// the compensated one's stays at about one rounding.
+template <class T>
+std::vector<T> mixed_magnitudes(std::int64_t n, std::uint64_t stream) {
+  auto g = test::rng(stream);
+  std::uniform_real_distribution<double> mant(-1, 1);
+  std::uniform_int_distribution<int> dec(-4, 4);
+  std::vector<T> x(static_cast<std::size_t>(n));
+  for (auto& v : x) v = static_cast<T>(mant(g) * std::pow(10.0, dec(g)));
+  return x;
+}
+
+template <class T>
+void check_compensated(test::path p) {
+  std::uint64_t stream = 900;
+  for (std::int64_t n : test::hostile_sizes()) {
+    const std::vector<T> x = mixed_magnitudes<T>(n, ++stream);
+    const T got = test::run_path<T>(p, x, REDUCE_PATH_LAMBDAS(compensated_sum));
+    BOOST_TEST_CONTEXT(test::to_string(p) << ", n = " << n) {
+      // reduce.hpp: |s - exact| <= 2u|exact| + 2 gamma(k)^2 sum|x| (Sum2's u|S| + gamma^2 bound, doubled
+      // for the tree combine of (s, c) pairs), plus the long-double oracle's own error.
+      const auto o = test::oracle::sum(x);
+      const double g = test::gamma<T>(test::chain<T>(p, n));
+      const double bound = 2 * test::unit_roundoff<T>() * std::fabs(static_cast<double>(o.sum)) +
+                           2 * g * g * static_cast<double>(o.abs_sum) +
+                           static_cast<double>((n + 1) * std::numeric_limits<long double>::epsilon() * o.abs_sum);
+      BOOST_TEST(test::within_bound(static_cast<double>(got), o.sum, bound));
+    }
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(exact)
+
+CPU_TEST_CASE_TEMPLATE(reference_reproducible_sum_is_correctly_rounded, T, float_types) {
+  check_reproducible_random<T>(test::path::reference);
+  check_reproducible_exact_cases<T>(test::path::reference);
+}
+GPU_TEST_CASE_TEMPLATE(cuda_reproducible_sum_is_correctly_rounded, T, float_types) {
+  for (auto p : test::cuda_paths) {
+    check_reproducible_random<T>(p);
+    check_reproducible_exact_cases<T>(p);
+  }
+}
+
+GPU_TEST_CASE_TEMPLATE(cuda_reproducible_sum_is_bitwise_identical_across_launch_shapes, T, float_types) {
+  const std::vector<reduce::detail::launch_config> shapes = {{0, 0}, {1, 128}, {7, 256}, {1000, 512}, {2048, 128}};
+  reduce::workspace ws;
+  std::uint64_t stream = 1000;
+  for (std::int64_t n : {std::int64_t{1}, std::int64_t{33}, std::int64_t{4097}, std::int64_t{1000003},
+                         std::int64_t{3000017}}) {
+    long double exact = 0;
+    for (bool cancelling : {false, true}) {
+      const std::vector<T> x = cancelling ? cancelling_input<T>(n / 3 + 1, ++stream, exact)
+                                          : test::random_vector<T>(n, T(-1), T(1), ++stream);
+      reduce::device_buffer<T> d(x);
+      reduce::device_buffer<T> out(1);
+      const T expected = reduce::reference::reproducible_sum(x.data(), static_cast<std::int64_t>(x.size()));
+      for (const auto& s : shapes) {
+        out.fill_bytes(test::poison_byte);
+        reduce::detail::reproducible_sum(d.data(), d.size(), out.data(), ws, s);
+        BOOST_TEST_CONTEXT("n = " << x.size() << (cancelling ? " cancelling" : "") << ", grid " << s.grid
+                                  << ", block " << s.block) {
+          BOOST_TEST(same_bits(out.download()[0], expected));
+        }
+      }
+    }
+  }
+}
+CPU_TEST_CASE_TEMPLATE(reference_reproducible_sum_ignores_order, T, float_types) {
+  // The CPU twin's chunking changes with the thread count; permuting the input must not change the bits.
+  long double exact = 0;
+  std::vector<T> x = cancelling_input<T>(100001, 1100, exact);
+  const T first = reduce::reference::reproducible_sum(x.data(), static_cast<std::int64_t>(x.size()));
+  auto g = test::rng(1101);
+  for (int round = 0; round < 3; ++round) {
+    std::shuffle(x.begin(), x.end(), g);
+    BOOST_TEST(same_bits(reduce::reference::reproducible_sum(x.data(), static_cast<std::int64_t>(x.size())), first));
+  }
+}
+
+CPU_TEST_CASE_TEMPLATE(reference_compensated_sum_within_bound, T, float_types) {
+  check_compensated<T>(test::path::reference);
+}
+GPU_TEST_CASE_TEMPLATE(cuda_compensated_sum_within_bound, T, float_types) {
+  for (auto p : test::cuda_paths) check_compensated<T>(p);
+}
+
+CPU_TEST_CASE_TEMPLATE(reference_sums_follow_ieee_for_nan_and_inf, T, float_types) {
+  check_sum_nan_inf<T>(test::path::reference);
+}
+GPU_TEST_CASE_TEMPLATE(cuda_sums_follow_ieee_for_nan_and_inf, T, float_types) {
+  for (auto p : test::cuda_paths) check_sum_nan_inf<T>(p);
+}
+
+GPU_TEST_CASE(cuda_float_sum_is_bitwise_deterministic_with_workspace) {
+  const std::vector<float> x = test::random_vector<float>((1 << 24) + 5, -1.f, 1.f, 1200);
+  reduce::device_buffer<float> d(x);
+  reduce::device_buffer<float> out(1);
+  reduce::workspace ws;
+  reduce::sum(d.data(), d.size(), out.data(), ws);
+  const float first = out.download()[0];
+  for (int run = 0; run < 20; ++run) {
+    out.fill_bytes(test::poison_byte);
+    reduce::sum(d.data(), d.size(), out.data(), ws);
+    BOOST_TEST(same_bits(out.download()[0], first));
+  }
+}
+
+GPU_TEST_CASE(cuda_sum_with_forced_launch_shapes_within_bound) {
+  reduce::workspace ws;
+  const std::vector<reduce::detail::launch_config> shapes = {{1, 128}, {3, 256}, {1000, 512}, {4096, 256}};
+  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{4097}, std::int64_t{1000003}}) {
+    const std::vector<double> x = test::random_vector<double>(n, -1, 1, 1300 + static_cast<std::uint64_t>(n));
+    reduce::device_buffer<double> d(x);
+    reduce::device_buffer<double> out(1);
+    const auto o = test::oracle::sum(x);
+    for (const auto& s : shapes) {
+      out.fill_bytes(test::poison_byte);
+      reduce::detail::sum(d.data(), n, out.data(), ws, s);
+      // Chain for a forced shape: per thread ceil(n / (grid block)) elements rounded up to a whole
+      // tile (4 vectors of 2 doubles: + 8) plus head and tail (+ 2), the block tree (log2 block),
+      // ceil(grid / block) partials and the last block's tree (log2 block).
+      const double lg = std::log2(static_cast<double>(s.block));
+      const double k = std::ceil(static_cast<double>(n) / (static_cast<double>(s.grid) * s.block)) + 10 +
+                       std::ceil(static_cast<double>(s.grid) / s.block) + 2 * lg;
+      BOOST_TEST_CONTEXT("n = " << n << ", grid " << s.grid << ", block " << s.block) {
+        BOOST_TEST(test::within_bound(out.download()[0], o.sum, test::gamma<double>(k) * static_cast<double>(o.abs_sum)));
+      }
+    }
+  }
+}
+
+/// Views that start 1..3 elements past a 16-byte boundary take the head path of the vector loads.
+template <class T>
+void check_misaligned(test::path p) {
+  const std::vector<T> x = test::random_vector<T>(100003, T(-1), T(1), 1400);
+  reduce::device_buffer<T> d(p == test::path::reference ? std::vector<T>{} : x);
+  for (std::int64_t off : {1, 2, 3}) {
+    for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}, std::int64_t{5}, std::int64_t{4097},
+                           std::int64_t{100000}}) {
+      const std::vector<T> v(x.begin() + off, x.begin() + off + n);
+      const auto o = test::oracle::sum(v);
+      T got{}, lo{}, rep{};
+      if (p == test::path::reference) {
+        got = reduce::reference::sum(x.data() + off, n);
+        lo = reduce::reference::min(x.data() + off, n);
+        rep = reduce::reference::reproducible_sum(x.data() + off, n);
+      } else {
+        got = reduce::sum(d.data() + off, n);
+        lo = reduce::min(d.data() + off, n);
+        rep = reduce::reproducible_sum(d.data() + off, n);
+      }
+      BOOST_TEST_CONTEXT(test::to_string(p) << ", offset " << off << ", n = " << n) {
+        BOOST_TEST(test::within_bound(static_cast<double>(got), o.sum,
+                                      test::gamma<T>(test::chain<T>(p, n)) * static_cast<double>(o.abs_sum)));
+        const T expected_lo = test::oracle::arg_extremum<T, false>(v).value;
+        BOOST_TEST(lo == expected_lo);
+        BOOST_TEST(same_bits(rep, reduce::reference::reproducible_sum(v.data(), n)));
+      }
+    }
+  }
+}
+CPU_TEST_CASE_TEMPLATE(reference_misaligned_views_match_oracle, T, float_types) {
+  check_misaligned<T>(test::path::reference);
+}
+GPU_TEST_CASE_TEMPLATE(cuda_misaligned_views_match_oracle, T, float_types) {
+  check_misaligned<T>(test::path::cuda_host_result);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

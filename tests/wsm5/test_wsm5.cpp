@@ -31,23 +31,29 @@ double ulp(double x) {
   return static_cast<double>(std::nextafter(f, std::numeric_limits<float>::infinity()) - f);
 }
 
-// ---- Golden tolerance (CPU reference or GPU vs the WRF Fortran output), per call ----------------------
+// ---- Tolerances (CPU reference or GPU vs the WRF Fortran output; GPU vs the CPU reference), per call --
 // What is known (data/wsm5/README.md): the Fortran with FMA contraction, i.e. with a few-ulp perturbation
 // of intermediate results, moved mixing ratios by <= 1e-9 kg/kg and precipitation by <= 5e-7 mm after one
-// call, and left T unchanged to 9 digits. Our reference differs from the Fortran only by such few-ulp
-// perturbations (expression forms we could not see, CUDA's expf/logf/powf <= 2 ulp on the GPU), so per
-// call we allow twice those figures: 2e-9 kg/kg, 1e-6 mm, and 2 ulp of theta (6.1e-5 K at 256-512 K)
-// plus the latent heating of 2e-9 kg/kg (L/cp * 2e-9 = 5e-6 K). Over N calls the perturbations
-// accumulate at most linearly (no threshold flips on these columns), so the bound is N times that.
-// Added to it: the golden numbers are printed with 9 significant digits (|x| * 5e-9). The GPU against
-// WRF carries two independent such perturbations (our expression forms vs WRF's, CUDA's libm vs glibc),
-// so its bound is `sources` = 2 times the single one. (Measured, CPU reference vs WRF: 1.9e-9 kg/kg,
-// 5e-7 K (the print resolution), 2.4e-7 mm after one call; 1.2e-10 kg/kg, 2.0e-6 mm after fifty.)
+// call on these 5 columns. Our reference differs from the Fortran only by such few-ulp perturbations
+// (expression forms we could not see; on the GPU also CUDA's expf/logf/powf, <= 2 ulp vs glibc's 1).
+// Over many cells the saturation adjustment dominates: it sets qv to q_s(T) and the remainder into qc,
+// so a 3-ulp error in q_s (<= 0.03 kg/kg, ulp 1.9e-9) moves qv and qc by up to 5.6e-9 kg/kg. Per call:
+//   q: 2e-9 (twice the FMA figure) + 5.6e-9 -> 8e-9 kg/kg;
+//   theta: 4 ulp of theta below 1024 K (2.4e-4 K) + latent heating L/cp * 8e-9 (2e-5 K) -> 2.6e-4 K;
+//   precipitation: 1e-6 mm (twice the FMA figure) + 8 ulp relative (5e-7 |value|).
+// Over N calls the perturbations accumulate at most linearly (no threshold flips on these columns): N
+// times that. GPU vs WRF carries two independent perturbations (ours vs WRF's forms, CUDA vs glibc):
+// `sources` = 2. The golden numbers are printed with 9 significant digits: + |x| * 5e-9.
+// (The first bounds, 2e-9 kg/kg and 1e-6 mm per call without the q_s and relative terms, held on the 5
+// golden columns but not over the 4.7M cells of the CONUS domain on the H200: 2.1e-9 kg/kg, 9.5e-7 mm.)
+// Measured, CPU reference vs WRF: 1.9e-9 kg/kg, 5e-7 K (the print resolution), 2.4e-7 mm after one
+// call; 1.2e-10 kg/kg, 2.0e-6 mm after fifty.
 struct golden_tol {
-  double q, th, precip;
+  double q, th, precip, rel;
 };
 golden_tol tol_for(int calls, int sources = 1) {
-  return {2e-9 * calls * sources, (6.1e-5 + 5e-6) * calls * sources, 1e-6 * calls * sources};
+  const double n = static_cast<double>(calls) * sources;
+  return {8e-9 * n, 2.6e-4 * n, 1e-6 * n, 5e-7 * n};
 }
 
 void check_golden(const wsm5::domain& d, const std::string& file, int calls, int sources = 1) {
@@ -56,8 +62,8 @@ void check_golden(const wsm5::domain& d, const std::string& file, int calls, int
   BOOST_TEST_REQUIRE(g.nz == d.nz);
   BOOST_TEST_REQUIRE(g.nsteps == calls);
   const golden_tol tol = tol_for(calls, sources);
-  const auto near = [](double got, double want, double bound) {
-    return std::fabs(got - want) <= bound + 5e-9 * std::fabs(want);
+  const auto near = [&](double got, double want, double bound) {
+    return std::fabs(got - want) <= bound + (5e-9 + tol.rel) * std::fabs(want);
   };
   double worst_q = 0, worst_th = 0, worst_p = 0;
   for (std::int64_t c = 0; c < d.nx; ++c) {
@@ -110,9 +116,11 @@ void check_budget_each_call(wsm5::domain d, int calls, Step step) {
 
 /// Asserts two domains bitwise equal in every prognostic and 2D field.
 void require_identical(const wsm5::domain& a, const wsm5::domain& b) {
-  for (const auto& n : {"th", "qv", "qc", "qr", "qi", "qs", "rain", "snow", "rainncv", "snowncv", "sr"}) {
-    const auto& x = wsm5::field(a, n);
-    const auto& y = wsm5::field(b, n);
+  for (const std::string& n : {std::string("th"), std::string("qv"), std::string("qc"), std::string("qr"),
+                               std::string("qi"), std::string("qs"), std::string("rain"), std::string("snow"),
+                               std::string("rainncv"), std::string("snowncv"), std::string("sr")}) {
+    const std::vector<float>& x = wsm5::field(a, n);
+    const std::vector<float>& y = wsm5::field(b, n);
     BOOST_TEST_REQUIRE(x.size() == y.size());
     std::size_t bad = 0;
     for (std::size_t i = 0; i < x.size(); ++i)
@@ -353,10 +361,10 @@ wsm5::domain run_gpu(const wsm5::domain& d0, wsm5::variant v, int calls, wsm5::d
 /// transcendental differences only, since both round every + and * alike: -fmad=false / no contraction).
 void check_vs_reference(const wsm5::domain& gpu, const wsm5::domain& ref, int calls, const char* what) {
   const golden_tol tol = tol_for(calls);
-  for (const auto& e : wsm5::compare(gpu, ref)) {
+  for (const auto& e : wsm5::compare(gpu, ref, tol.rel)) {
     const double lim = e.name == "th" ? tol.th : e.name[0] == 'q' ? tol.q : e.name == "sr" ? 1e-5 * calls : tol.precip;
-    BOOST_TEST(e.max_abs <= lim, what << ": " << e.name << " max |error| " << e.max_abs << " at " << e.worst
-                                      << " > " << lim);
+    BOOST_TEST(e.max_excess <= lim, what << ": " << e.name << " max |error| " << e.max_abs << " at " << e.worst
+                                         << " (beyond the relative part: " << e.max_excess << ") > " << lim);
   }
 }
 }  // namespace

@@ -7,7 +7,7 @@
 
 namespace wsm5 {
 
-std::vector<field_error> compare(const domain& a, const domain& b) {
+std::vector<field_error> compare(const domain& a, const domain& b, double rel_allowance) {
   std::vector<field_error> out;
   // Relative errors use a floor so that values near zero do not dominate: 1e-12 kg/kg for mixing
   // ratios (far below anything that matters to the scheme), 1e-6 for the others.
@@ -19,7 +19,7 @@ std::vector<field_error> compare(const domain& a, const domain& b) {
     e.name = n;
     const double floor = n[0] == 'q' ? 1e-12 : 1e-6;
     if (x.size() != y.size()) {
-      e.max_abs = e.max_rel = std::numeric_limits<double>::infinity();
+      e.max_abs = e.max_rel = e.max_excess = std::numeric_limits<double>::infinity();
       out.push_back(e);
       continue;
     }
@@ -31,6 +31,7 @@ std::vector<field_error> compare(const domain& a, const domain& b) {
         if (e.worst < 0 || d >= e.max_abs) e.worst = static_cast<std::int64_t>(i);
       }
       e.max_rel = std::max(e.max_rel, d / std::max(std::fabs(static_cast<double>(y[i])), floor));
+      e.max_excess = std::max(e.max_excess, d - rel_allowance * std::fabs(static_cast<double>(y[i])));
     }
     out.push_back(e);
   }

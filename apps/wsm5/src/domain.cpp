@@ -16,7 +16,7 @@ const std::vector<std::string>& field_names_2d() {
   return names;
 }
 
-std::vector<float>& field(domain& d, const std::string& name) {
+std::vector<float>& field(domain& d, std::string_view name) {
   if (name == "p") return d.p;
   if (name == "den") return d.den;
   if (name == "delz") return d.delz;
@@ -32,9 +32,9 @@ std::vector<float>& field(domain& d, const std::string& name) {
   if (name == "rainncv") return d.rainncv;
   if (name == "snowncv") return d.snowncv;
   if (name == "sr") return d.sr;
-  throw std::invalid_argument("unknown WSM5 field '" + name + "'");
+  throw std::invalid_argument("unknown WSM5 field '" + std::string(name) + "'");
 }
-const std::vector<float>& field(const domain& d, const std::string& name) {
+const std::vector<float>& field(const domain& d, std::string_view name) {
   return field(const_cast<domain&>(d), name);
 }
 

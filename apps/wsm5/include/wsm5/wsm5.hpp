@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reduce/device.hpp"
@@ -38,8 +39,9 @@ struct domain {
 /// Names of the 3D and 2D fields, in file order.
 const std::vector<std::string>& field_names_3d();  // p den delz pii th qv qc qr qi qs
 const std::vector<std::string>& field_names_2d();  // rain snow rainncv snowncv sr
-std::vector<float>& field(domain& d, const std::string& name);
-const std::vector<float>& field(const domain& d, const std::string& name);
+/// The field called `name` (taken by value: no temporary bound to a reference, see g++ -Wdangling-reference).
+std::vector<float>& field(domain& d, std::string_view name);
+const std::vector<float>& field(const domain& d, std::string_view name);
 
 // ---- I/O -------------------------------------------------------------------------------------------
 /// Reads the HDF5 schema of data/README.md ("WSM5 columns"). Errors name the file and dataset.
@@ -150,11 +152,12 @@ std::vector<double> time_gpu_steps_with_transfers(gpu_domain& g, domain& d, vari
 struct field_error {
   std::string name;
   double max_abs = 0, max_rel = 0;  ///< rel = |a - b| / max(|b|, floor)
+  double max_excess = 0;            ///< max of |a - b| - rel_allowance * |b| (what an absolute bound must cover)
   std::int64_t worst = -1;          ///< index of the largest |a - b|
 };
 /// Field-by-field comparison of a against the reference b (3D prognostics as th, qv..qs; 2D rain, snow,
-/// rainncv, snowncv, sr).
-std::vector<field_error> compare(const domain& a, const domain& b);
+/// rainncv, snowncv, sr). `rel_allowance`: the relative part of a mixed bound |a - b| <= abs + rel |b|.
+std::vector<field_error> compare(const domain& a, const domain& b, double rel_allowance = 0);
 
 /// Per-column water budget: column water sum_k den*(qv+qc+qr+qi+qs)*delz before minus after minus the
 /// change of `rain` [kg m-2], in double. The bound per call: every stored mixing ratio is rounded at most

@@ -85,6 +85,7 @@ constexpr float xbi = xai + xls / (rv * ttp);
 // Fortran MAX/MIN on non-NaN floats (inputs are validated finite).
 WSM5_HD float fmax_(float a, float b) { return a < b ? b : a; }
 WSM5_HD float fmin_(float a, float b) { return b < a ? b : a; }
+WSM5_HD int imax_(int a, int b) { return a < b ? b : a; }
 /// Fortran NINT for the (non-negative, finite) Courant numbers: round half away from zero.
 WSM5_HD int nint_(float x) { return static_cast<int>(::roundf(x)); }
 

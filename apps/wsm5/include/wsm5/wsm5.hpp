@@ -93,6 +93,13 @@ namespace reference {
 diagnostics step(domain& d, int threads = 0);
 }  // namespace reference
 
+namespace emulation {
+/// One call with thread_per_column's per-column code (the GPU kernel's body: in-place state, scratch
+/// arrays, melting fused into the sedimentation pass, q_s/slopes recomputed) run on the CPU, serially.
+/// For tests without a GPU: built without FMA contraction it gives bitwise the reference's result.
+diagnostics thread_per_column_step(domain& d);
+}  // namespace emulation
+
 /// Device-resident copy of a domain (padded pitch: nx rounded up to 32 floats, so warps read whole
 /// 128-byte lines), plus per-column diagnostics. Move-only; throws reduce::no_cuda_device without a GPU.
 class gpu_domain {

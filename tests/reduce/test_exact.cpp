@@ -236,6 +236,25 @@ GPU_TEST_CASE_TEMPLATE(cuda_sums_follow_ieee_for_nan_and_inf, T, float_types) {
   for (auto p : test::cuda_paths) check_sum_nan_inf<T>(p);
 }
 
+// Regression: the reproducible sum's accumulator once shared bytes with the single-pass partials, so
+// a sum followed by a reproducible sum on the same workspace read garbage limbs.
+GPU_TEST_CASE(cuda_one_workspace_serves_every_kind_of_call) {
+  const std::vector<double> x = test::random_vector<double>(1000003, -1, 1, 1250);
+  reduce::device_buffer<double> d(x);
+  reduce::device_buffer<double> out(1);
+  reduce::device_buffer<reduce::value_index<double>> arg(1);
+  reduce::workspace ws;
+  const double expected = reduce::reference::reproducible_sum(x.data(), d.size());
+  for (int round = 0; round < 3; ++round) {
+    reduce::sum(d.data(), d.size(), out.data(), ws);
+    reduce::argmin(d.data(), d.size(), arg.data(), ws);
+    reduce::compensated_sum(d.data(), d.size(), out.data(), ws);
+    out.fill_bytes(test::poison_byte);
+    reduce::reproducible_sum(d.data(), d.size(), out.data(), ws);
+    BOOST_TEST(same_bits(out.download()[0], expected));
+  }
+}
+
 GPU_TEST_CASE(cuda_float_sum_is_bitwise_deterministic_with_workspace) {
   const std::vector<float> x = test::random_vector<float>((1 << 24) + 5, -1.f, 1.f, 1200);
   reduce::device_buffer<float> d(x);

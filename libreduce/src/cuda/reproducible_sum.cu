@@ -11,12 +11,12 @@ namespace {
 
 template <int Threads, class T>
 void launch_reproducible(const T* d_in, std::int64_t n, T* d_out, void* scratch, cudaStream_t stream, int grid) {
-  static_assert(exact_traits<T>::limbs * sizeof(std::int64_t) <= workspace_bytes - partials_offset);
+  static_assert(exact_traits<T>::limbs * sizeof(std::int64_t) <= exact_limbs_bytes);
   auto kernel = reproducible_sum_kernel<Threads, T>;
   if (grid <= 0) grid = single_pass_grid(kernel, n, Threads, 4, vec_elems<T>);
   grid = std::min(grid, max_grid);
   char* s = static_cast<char*>(scratch);
-  kernel<<<grid, Threads, 0, stream>>>(d_in, n, reinterpret_cast<unsigned long long*>(s + partials_offset),
+  kernel<<<grid, Threads, 0, stream>>>(d_in, n, reinterpret_cast<unsigned long long*>(s + exact_limbs_offset),
                                        reinterpret_cast<unsigned int*>(s + exact_flags_offset),
                                        reinterpret_cast<unsigned int*>(s + done_counter_offset), d_out);
   REDUCE_CHECK_LAUNCH();
@@ -34,8 +34,6 @@ void launch_reproducible(const T* d_in, std::int64_t n, T* d_out, void* scratch,
   }
 }
 
-// The accumulator (limbs) must start at zero: the pool path zeroes counters and limbs.
-constexpr std::size_t exact_zero_bytes = partials_offset + exact_traits<double>::limbs * sizeof(std::int64_t);
 
 }  // namespace
 
@@ -58,7 +56,7 @@ void reproducible_sum(const T* d_in, std::int64_t n, T* d_out, workspace& ws, st
 template <class T>
 void reproducible_sum(const T* d_in, std::int64_t n, T* d_out, stream_t stream) {
   detail::check_count(n, "reduce::reproducible_sum");
-  detail::pool_scratch s(detail::workspace_bytes, detail::exact_zero_bytes, stream);
+  detail::pool_scratch s(detail::workspace_bytes, detail::zeroed_bytes, stream);  // counters and limbs
   detail::launch_reproducible(d_in, n, d_out, s.data(), stream, detail::launch_config{});
 }
 template <class T>

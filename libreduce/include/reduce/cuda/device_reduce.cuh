@@ -19,9 +19,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "reduce/cuda/check.hpp"
 #include "reduce/cuda/single_pass.cuh"
@@ -175,17 +177,30 @@ inline int sm_count() {
   return sms;
 }
 
-/// Resident blocks per SM of `kernel` at `threads` threads (queried once per kernel and device).
+/// Resident blocks per SM of `kernel` at `threads` threads, queried once per (kernel, threads, device)
+/// (the kernel's address is the key: kernels of one signature share a pointer type).
 template <class Kernel>
 int resident_blocks(Kernel kernel, int threads) {
-  static std::atomic<int> cached[64] = {};
-  const int slot = current_device() & 63;
-  int blocks = cached[slot].load(std::memory_order_relaxed);
-  if (blocks == 0) {
-    REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
-    blocks = std::max(blocks, 1);
-    cached[slot].store(blocks, std::memory_order_relaxed);
+  struct entry {
+    const void* kernel;
+    int threads;
+    int device;
+    int blocks;
+  };
+  static std::mutex m;
+  static std::vector<entry> cache;
+  const int device = current_device();
+  const void* key = reinterpret_cast<const void*>(kernel);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    for (const auto& e : cache)
+      if (e.kernel == key && e.threads == threads && e.device == device) return e.blocks;
   }
+  int blocks = 0;
+  REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
+  blocks = std::max(blocks, 1);
+  std::lock_guard<std::mutex> lock(m);
+  cache.push_back({key, threads, device, blocks});
   return blocks;
 }
 
@@ -254,8 +269,8 @@ void run(const typename R::value_type* x, const typename R::value_type* y, std::
     require_workspace(*ws, workspace_bytes, what);
     launch_single_pass<default_threads>(x, y, n, r, d_out, ws->data(), stream);
   } else {
-    // Only the counter needs zeroing; the partials are written before they are read.
-    pool_scratch s(workspace_bytes, partials_offset, stream);
+    // Only the counters (and limbs) need zeroing; the partials are written before they are read.
+    pool_scratch s(workspace_bytes, zeroed_bytes, stream);
     launch_single_pass<default_threads>(x, y, n, r, d_out, s.data(), stream);
   }
 }

@@ -20,16 +20,22 @@
 
 namespace reduce::detail {
 
-// ---- workspace layout: [counters (256 B) | partials of up to max_grid blocks | segment queue ...] ----
-constexpr int max_grid = 4096;                  // grid cap of the single-pass kernels
-constexpr std::size_t partials_offset = 256;    // keeps the partials 256-byte aligned
+// ---- workspace layout: [counters (256 B) | exact-sum limbs (1 KiB) | partials of up to max_grid
+// blocks | segment queue ...]. Every region has a single user, so calls of different kinds can share
+// one workspace: the counters and limbs are zero between calls (each kernel's last block re-zeroes
+// what it used), the partials are written before they are read.
+constexpr int max_grid = 4096;                   // grid cap of the single-pass kernels
+constexpr std::size_t exact_limbs_offset = 256;  // reproducible sum's global accumulator (<= 128 limbs)
+constexpr std::size_t exact_limbs_bytes = 1024;
+constexpr std::size_t partials_offset = exact_limbs_offset + exact_limbs_bytes;  // 256-byte aligned
 constexpr std::size_t max_partial_bytes = 32;   // largest per-block partial (value + index, Kahan pair)
 constexpr std::size_t workspace_bytes = partials_offset + max_grid * max_partial_bytes;
 // Offsets (bytes) of the counters inside the first 256 bytes.
 constexpr std::size_t done_counter_offset = 0;      // single-pass: blocks finished (back to 0 at exit)
-constexpr std::size_t segment_counter_offset = 64;  // segmented: long segments queued
+constexpr std::size_t segment_counter_offset = 64;  // segmented: long segments queued (memset per call)
 constexpr std::size_t exact_flags_offset = 128;     // reproducible sum: NaN / +inf / -inf seen
-// The reproducible sum's global accumulator lives in the partials area (it uses no partials).
+// Bytes a fresh pool scratch must zero: the counters and the limbs.
+constexpr std::size_t zeroed_bytes = partials_offset;
 
 /// Elements of T per 16-byte vector, or 0 when T cannot be loaded as part of one.
 template <class T>
@@ -289,7 +295,8 @@ segmented_short_kernel(const T* __restrict__ in, const std::int64_t* __restrict_
   }
 }
 
-/// A block per queued long segment (grid-stride over the queue), 16-byte loads via traverse.
+/// A block per queued long segment (grid-stride over the queue), 16-byte loads via traverse (misaligned
+/// segment starts take its head path).
 template <int Threads, class T, class Op>
 __global__ void __launch_bounds__(Threads)
 segmented_long_kernel(const T* __restrict__ in, const std::int64_t* __restrict__ offsets, Op op, T identity,
@@ -303,7 +310,10 @@ segmented_long_kernel(const T* __restrict__ in, const std::int64_t* __restrict__
     const std::int64_t b = offsets[seg];
     const std::int64_t len = offsets[seg + 1] - b;
     T acc = identity;
-    traverse<Threads, 2, false>(in + b, in + b, len, 0, 1, [&](std::int64_t, T v, T) { acc = op(acc, v); });
+    // 4 x 16 bytes in flight per thread (2 for 64-bit types: their min/max compare-selects need 114
+    // registers at 4, which would spill or halve occupancy).
+    constexpr int unroll = sizeof(T) == 8 ? 2 : 4;
+    traverse<Threads, unroll, false>(in + b, in + b, len, 0, 1, [&](std::int64_t, T v, T) { acc = op(acc, v); });
     acc = br::reduce(acc, op, tmp);
     if (threadIdx.x == 0) out[seg] = acc;
     __syncthreads();  // tmp is reused by the next segment

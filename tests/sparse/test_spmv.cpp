@@ -389,7 +389,12 @@ CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
   auto stats_of = [](const base_csr& a) { return sparse::compute_row_stats(a.rows(), a.cols(), a.row_ptr().data()); };
   using sparse::spmv_algorithm;
   BOOST_TEST((sparse::choose_algorithm(stats_of(base_csr())) == spmv_algorithm::scalar));
-  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_laplace_2d<double, int64_t>(40))) == spmv_algorithm::adaptive));
+  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_laplace_2d<double, int64_t>(40))) == spmv_algorithm::scalar));
+  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_laplace_3d<double, int64_t>(20))) == spmv_algorithm::scalar));
+  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_random_k<double, int64_t>(5000, 5000, 2, 3))) ==
+              spmv_algorithm::vector));
+  BOOST_TEST((sparse::choose_algorithm(stats_of(from_lengths(100000, std::vector<int64_t>(20, 5000), 64))) ==
+              spmv_algorithm::adaptive));  // uniform but longer than a warp can take
   BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_power_law<double, int64_t>(5000, 5000, 3))) ==
               spmv_algorithm::adaptive));
   BOOST_TEST((sparse::choose_algorithm(stats_of(from_lengths(4000, std::vector<int64_t>(300, 500), 62))) ==

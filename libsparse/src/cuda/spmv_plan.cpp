@@ -83,14 +83,14 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //    stretch that L1 serves after the first touch, full occupancy, no barrier. Collapses on long or
 //    irregular rows (one 200k-entry row serialises its warp: 12.7 ms on powerlaw).
 //  * shared_cached (the seed's csrmul_shared): as scalar plus the block's own x window in shared memory;
-//    the barrier costs more than the cache saves (15-25 % behind scalar on the Laplacians). Never chosen.
+//    the barrier costs more than the cache saves (18-23 % behind scalar on the Laplacians). Never chosen.
 //  * warp_per_row: coalesced loads of long rows; ties vector(32) on uniformly long rows (mean >= 64),
-//    where it is chosen; 31 of 32 lanes idle on short rows (10x slower on the Laplacians).
+//    where it is chosen; 31 of 32 lanes idle on short rows (8.5-10x slower on the Laplacians).
 //  * vector (W = 2..32 lanes per row, smallest power of two >= the mean): best measured on uniform rows
 //    of 1-3 entries (random2, W = 2) and of 13-63 entries (random16, ties adaptive); wastes lanes on 5-7
 //    entry rows (W = 8 runs 5/8 full: 2.8x slower than scalar on the Laplacians).
 //  * adaptive (CSR-stream tiles of short rows, a warp per medium row, a block per long row, split very
-//    long rows): the only variant that survives irregular rows (powerlaw, denserow: 100-600x faster than
+//    long rows): the only variant that survives irregular rows (powerlaw, denserow: 20-830x faster than
 //    the row-parallel kernels), so it takes everything that is not uniform. Its stream tiles pay two
 //    barriers and a staging pass per 2,048 entries: 1.7x slower than scalar on the Laplacians.
 // "Uniform" = coefficient of variation of the row lengths < 0.25 and no row longer than 2 x mean + 2.

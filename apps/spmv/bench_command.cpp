@@ -13,7 +13,6 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -102,9 +101,7 @@ class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmu
   c.cols = a.cols();
   c.nnz = a.nnz();
   c.bytes = minimum_bytes<V, I>(a.rows(), a.cols(), a.nnz(), false);
-  std::mt19937_64 g(7);
-  std::vector<V> x(static_cast<std::size_t>(a.cols()));
-  for (auto& v : x) v = static_cast<V>(static_cast<double>(g() >> 11) * 0x1.0p-52 - 1.0);
+  const std::vector<V> x = pseudo_random_vector<V>(a.cols(), 7);
   const std::vector<V> poison(static_cast<std::size_t>(a.rows()), V(NAN));
   std::vector<V> y_ref = poison;
   sparse::reference::spmv_reference(a, V(1), x.data(), V(0), y_ref.data());

@@ -13,7 +13,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -50,7 +49,7 @@ struct row_result {
 };
 
 /// x: the file's /matrix/x when an HDF5 file carries one of the right length, else fixed pseudo-random
-/// values in [-1, 1) (same on every machine: raw mt19937_64 draws, no std:: distribution).
+/// values in [-1, 1) (the same on every machine).
 template <class V>
 std::vector<V> input_x(const std::string& path, std::int64_t cols, std::string& origin) {
   if (sparse::format_of(path) == sparse::file_format::hdf5) {
@@ -63,10 +62,7 @@ std::vector<V> input_x(const std::string& path, std::int64_t cols, std::string& 
     }
   }
   origin = "pseudo-random in [-1, 1), seed 2026";
-  std::mt19937_64 g(2026);
-  std::vector<V> x(static_cast<std::size_t>(cols));
-  for (auto& v : x) v = static_cast<V>(static_cast<double>(g() >> 11) * 0x1.0p-52 - 1.0);
-  return x;
+  return pseudo_random_vector<V>(cols, 2026);
 }
 
 double median_cpu_us(const std::function<void()>& f, int reps) {

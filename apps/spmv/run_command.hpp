@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "reduce/cuda/check.hpp"
@@ -35,6 +36,16 @@ double median_gpu_us(F&& f, int warmup, int reps, cudaStream_t stream = nullptr)
   REDUCE_CUDA_CHECK(cudaEventDestroy(stop));
   std::sort(us.begin(), us.end());
   return us[us.size() / 2];
+}
+
+/// n values in [-1, 1) from raw mt19937_64 draws (53-bit mantissa; no std:: distribution, whose
+/// algorithm differs between standard libraries): the same x on every machine.
+template <class Value>
+std::vector<Value> pseudo_random_vector(std::int64_t n, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::vector<Value> v(static_cast<std::size_t>(n));
+  for (auto& e : v) e = static_cast<Value>(static_cast<double>(g() >> 11) * 0x1.0p-52 - 1.0);
+  return v;
 }
 
 /// The least an SpMV must move: values and column indices once, row offsets once, x once, y once (twice

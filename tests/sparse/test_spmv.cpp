@@ -144,10 +144,6 @@ struct scenario {
 // y = A x; y = -1.5 A x + 0.75 y; alpha = 0 (y = 2 y: A x must not leak in); alpha = beta = 0 (y = 0).
 const scenario scenarios[] = {{1.0, 0.0}, {-1.5, 0.75}, {0.0, 2.0}, {0.0, 0.0}};
 
-/// The result of one SpMV path for one input.
-template <class V>
-using result = std::vector<V>;
-
 /// Compares `got` row by row with the reference, Eigen and (if given) cuSPARSE within the derived bound.
 /// Reports the number of bad comparisons and the first one.
 template <class V, class I>

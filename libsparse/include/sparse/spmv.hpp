@@ -103,7 +103,8 @@ public:
   const row_stats& stats() const noexcept { return stats_; }
   const csr_view<Value, Index>& matrix() const noexcept { return view_; }
   const detail::spmv_plan_state& state() const noexcept { return *state_; }
-  /// One line: "adaptive (tiles: 1234 stream, 56 warp, 7 block, 3 split rows in 40 chunks)".
+  /// One line, e.g. "vector (16 lanes per row)" or
+  /// "adaptive (tiles: 2503 stream [18740 runs], 2252 warp [18016 rows], 122 block, 10 split rows in 50 chunks)".
   std::string describe() const;
 
 private:

@@ -44,6 +44,11 @@ lines.append(f"cpu reference: {cpu['ms_per_call_all_threads']:.1f} ms per call o
 if "memory_floor_ms" in r:
     lines.append(f"memory floor {r['memory_floor_ms']:.3f} ms ({r['min_bytes_per_call']/1e6:.0f} MB at the measured "
                  f"{r['d2d_copy_GBps']:.0f} GB/s copy), arithmetic floor {r['arithmetic_floor_ms']:.3f} ms")
+if "transfer_floor_ms" in r:
+    lines.append(f"host link (pinned cudaMemcpy): {r['h2d_GBps']:.1f} GB/s up, {r['d2h_GBps']:.1f} GB/s down, "
+                 f"{r['bidirectional_GBps']:.1f} GB/s both at once; {r['bytes_up_per_call']/1e6:.0f} MB up + "
+                 f"{r['bytes_down_per_call']/1e6:.0f} MB down per call -> transfer floor {r['transfer_floor_ms']:.3f} ms "
+                 f"(overlapped), {r['transfer_floor_serial_ms']:.3f} ms (serial)")
 for v in r.get("variants", []):
     chk = v.get("check", {})
     lines.append(f"{v['name']}: {v['ms_per_call']:.3f} ms per call, {v['ms_per_call_with_transfers']:.3f} ms with transfers; "
@@ -68,6 +73,8 @@ if r.get("variants"):
         ax.bar([i - 0.2 for i in x], [v["ms_per_call"] for v in r["variants"]], 0.4, label="without transfers")
         ax.bar([i + 0.2 for i in x], [v["ms_per_call_with_transfers"] for v in r["variants"]], 0.4, label="with transfers (pinned, overlapped)")
         ax.axhline(r["memory_floor_ms"], color="k", ls="--", lw=1, label="memory floor")
+        if "transfer_floor_ms" in r:
+            ax.axhline(r["transfer_floor_ms"], color="g", ls="-.", lw=1, label="transfer floor (host link)")
         ax.axhline(0.5, color="r", ls=":", lw=1, label="target 0.5 ms")
         ax.set_xticks(list(x)); ax.set_xticklabels(names); ax.set_ylabel("ms per call"); ax.set_yscale("log")
         ax.set_title(f"WSM5 CONUS 433x308x35 — {r.get('device', '')}"[:70], fontsize=8)

@@ -1,7 +1,10 @@
 // thread_per_column's per-column code run on the CPU (one column after another, pitch = nx), so that
-// the GPU variant's loop structure (in-place state, scratch arrays, fused melting, recomputed q_s and
-// slopes) is tested where there is no GPU. Built with -ffp-contract=off like the reference.
+// the GPU variant's loop structure (sub-step pass, the single sweep with inline sub-steps, the general
+// path's local arrays, state in place between minor loops) is tested where there is no GPU. Built with
+// -ffp-contract=off like the reference.
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "cuda/thread_per_column.hpp"
@@ -9,11 +12,13 @@
 
 namespace wsm5::emulation {
 
-diagnostics thread_per_column_step(domain& d) {
+diagnostics thread_per_column_step(domain& d, bool general_path_only) {
   diagnostics out;
   if (d.columns() == 0 || d.nz == 0) return out;
-  const auto n3 = static_cast<std::size_t>(d.cells()), n2 = static_cast<std::size_t>(d.columns());
-  std::vector<std::vector<float>> scratch(8, std::vector<float>(n3));
+  if (d.nz > detail::max_levels)
+    throw std::invalid_argument("thread_per_column emulation: at most " + std::to_string(detail::max_levels) +
+                                " levels, the domain has " + std::to_string(d.nz));
+  const auto n2 = static_cast<std::size_t>(d.columns());
   std::vector<std::int32_t> mstep(n2, 0);
   std::vector<float> resid(n2, 0.f);
   detail::view v{};
@@ -28,10 +33,11 @@ diagnostics thread_per_column_step(domain& d) {
   v.pitch = d.nx;
   v.j0 = 0;
   v.dt = d.dt;
-  const detail::scratch_view w{scratch[0].data(), scratch[1].data(), scratch[2].data(), scratch[3].data(),
-                               scratch[4].data(), scratch[5].data(), scratch[6].data(), scratch[7].data()};
   for (std::int64_t j = 0; j < d.ny; ++j)
-    for (int i = 0; i < v.nx; ++i) detail::thread_per_column_column(v, w, i, j);
+    for (int i = 0; i < v.nx; ++i) {
+      if (general_path_only) detail::thread_per_column_column<detail::max_levels, 0>(v, i, j);
+      else detail::thread_per_column_column<detail::max_levels, detail::inline_substeps>(v, i, j);
+    }
   for (std::size_t c = 0; c < n2; ++c) {
     out.rain_total += d.rainncv[c];
     out.snow_total += d.snowncv[c];

@@ -284,6 +284,23 @@ int run_command(int argc, char** argv) {
     j.field("min_bytes_per_call", static_cast<long long>(bytes)).field("d2d_copy_GBps", copy_bw / 1e9);
     j.field("memory_floor_ms", mem_floor * 1e3).field("fp32_peak_TFLOPs", peak / 1e12);
     j.field("flops_per_cell_estimate", flops_per_cell).field("arithmetic_floor_ms", flop_floor * 1e3);
+    // Host link (pinned cudaMemcpy, 200 MB each way): the floor of the with-transfers figure is the
+    // upload and the download at the measured rates, overlapped (both directions at once) or not.
+    const wsm5::host_link link = wsm5::measure_host_link(200'000'000, 5);
+    const wsm5::transfer_bytes tb = wsm5::transfer_bytes_per_call(d0.nx, d0.ny, d0.nz);
+    const double both_GBps = 400e6 / link.both_seconds / 1e9;  // bytes up + down per second, at once
+    const double link_floor_overlapped =
+        std::max({static_cast<double>(tb.up) / (link.h2d_GBps * 1e9), static_cast<double>(tb.down) / (link.d2h_GBps * 1e9),
+                  static_cast<double>(tb.up + tb.down) / (both_GBps * 1e9)});
+    const double link_floor_serial =
+        static_cast<double>(tb.up) / (link.h2d_GBps * 1e9) + static_cast<double>(tb.down) / (link.d2h_GBps * 1e9);
+    std::cout << "host link pinned cudaMemcpy 200 MB: host->device " << link.h2d_GBps << " GB/s, device->host "
+              << link.d2h_GBps << " GB/s, both at once " << both_GBps << " GB/s total; one call moves "
+              << tb.up / 1e6 << " MB up, " << tb.down / 1e6 << " MB down -> transfer floor " << link_floor_overlapped * 1e3
+              << " ms (directions overlapped), " << link_floor_serial * 1e3 << " ms (one after the other)\n";
+    j.field("h2d_GBps", link.h2d_GBps).field("d2h_GBps", link.d2h_GBps).field("bidirectional_GBps", both_GBps);
+    j.field("bytes_up_per_call", static_cast<long long>(tb.up)).field("bytes_down_per_call", static_cast<long long>(tb.down));
+    j.field("transfer_floor_ms", link_floor_overlapped * 1e3).field("transfer_floor_serial_ms", link_floor_serial * 1e3);
     j.begin_array("variants");
     for (const auto v : gpu_variants) {
       // The N-call run: diagnostics after each call (libreduce device-wide reductions).

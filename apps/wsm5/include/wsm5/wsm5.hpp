@@ -94,10 +94,12 @@ diagnostics step(domain& d, int threads = 0);
 }  // namespace reference
 
 namespace emulation {
-/// One call with thread_per_column's per-column code (the GPU kernel's body: in-place state, scratch
-/// arrays, melting fused into the sedimentation pass, q_s/slopes recomputed) run on the CPU, serially.
+/// One call with thread_per_column's per-column code (the GPU kernel's body: sub-step pass, one sweep
+/// with the sub-steps inline, general path for columns with many sub-steps) run on the CPU, serially.
+/// general_path_only: every column takes the general path (local arrays), so tests reach it.
 /// For tests without a GPU: built without FMA contraction it gives bitwise the reference's result.
-diagnostics thread_per_column_step(domain& d);
+/// Throws std::invalid_argument for nz > 64.
+diagnostics thread_per_column_step(domain& d, bool general_path_only = false);
 }  // namespace emulation
 
 /// Device-resident copy of a domain (padded pitch: nx rounded up to 32 floats, so warps read whole
@@ -148,6 +150,18 @@ double peak_fp32_flops();
 
 /// Median time of a device-to-device copy of `bytes` (bandwidth ceiling measured in the same run) [s].
 double measure_d2d_copy_seconds(std::int64_t bytes, int repeats);
+/// Host-device link, measured with cudaMemcpyAsync between pinned host memory (cudaMallocHost) and the
+/// device, `bytes` each way, median of `repeats`: one direction at a time and both at once (two streams).
+struct host_link {
+  double h2d_GBps = 0, d2h_GBps = 0;
+  double both_seconds = 0;  ///< `bytes` up and `bytes` down concurrently
+};
+host_link measure_host_link(std::int64_t bytes, int repeats);
+/// Bytes that step_with_transfers moves up (10 3D + 2 2D fields) and down (6 3D + 5 2D fields).
+struct transfer_bytes {
+  std::int64_t up = 0, down = 0;
+};
+transfer_bytes transfer_bytes_per_call(std::int64_t nx, std::int64_t ny, std::int64_t nz);
 /// Times `repeats` calls of gpu_domain::step_async with CUDA events after `warmup` calls; returns the
 /// per-call times in seconds. The domain evolves (this is what a model does).
 std::vector<double> time_gpu_steps(gpu_domain& g, variant v, int warmup, int repeats);

@@ -7,6 +7,14 @@
 
 #include "physics.hpp"
 
+// Fully unrolled on the device (the per-sub-step fluxes must stay in registers); host compilers that do
+// not know the pragma would warn.
+#if defined(__CUDA_ARCH__)
+#define WSM5_UNROLL _Pragma("unroll")
+#else
+#define WSM5_UNROLL
+#endif
+
 namespace wsm5::detail {
 
 /// Trivially copyable view of the device domain. 3D: ((j * nz + k) * pitch + i); 2D: (j * pitch + i).
@@ -22,145 +30,242 @@ struct view {
   float dt;
 };
 
-/// Most levels a column may have: warp_per_column holds ceil(nz/32) <= 2 levels per lane in registers.
+/// Most levels a column may have: warp_per_column holds ceil(nz/32) <= 2 levels per lane in registers,
+/// thread_per_column's general path keeps per-level arrays of this size in local memory.
 constexpr int max_levels = 64;
+/// Sub-steps that thread_per_column runs inline in its single top-down sweep (their fluxes handed down
+/// in registers). The CONUS test domain needs at most 3; a column needing more takes the general path.
+#ifndef WSM5_TPC_INLINE_SUBSTEPS
+#define WSM5_TPC_INLINE_SUBSTEPS 4
+#endif
+constexpr int inline_substeps = WSM5_TPC_INLINE_SUBSTEPS;
 
 // ------------------------------------------------------------------------------------------------------
 // thread_per_column: one thread owns one column (coalesced: consecutive threads = consecutive i, so
-// every level access of a warp is one 128-byte line). No local arrays (the build treats local memory as
-// an error): the state is updated in place in the global arrays (T lives in `th` during the call), and
-// the per-level values that must survive sedimentation sit in global scratch arrays; everything else
-// (q_s, rh, n0sfac, slopes) is recomputed pointwise from the saved start-of-loop T, qv, qr, qs, which
-// gives bitwise the values WRF stores.
+// every level access of a warp is one 128-byte line). Per minor loop (one at dt <= 180 s):
+//   1. a bottom-up pass reads what the fall speeds need (qr, qs, qi, den, delz; T only where qs > 0),
+//      keeps the fall rates in local arrays and takes the column max of the sub-step counts
+//      (reduction 1 and 2, sequential in the thread);
+//   2. ONE top-down sweep does everything else at level k with the level in registers: loop-start T, q,
+//      slopes; all rain/snow sub-steps with melting, then all ice sub-steps; the pointwise processes;
+//      the output is written once. The sweep is exact (bitwise WRF's order of operations): within a
+//      sub-step n, level k's flux depends only on level k's state after sub-step n-1, and the flux of
+//      level k+1 in sub-step n; so level k can run its sub-steps 0..mstep-1 back to back if the level
+//      above hands down one flux per sub-step (fr_up[n], registers: mstep <= inline_substeps).
+// So one call reads 7 of the 10 input fields twice (the second read can hit L2: the sweep starts where
+// pass 1 ended) and writes each output once: ~23 field passes instead of ~70-80 through global scratch
+// (H200, CONUS: 1.10 -> 0.75 ms; README has the figures). Columns with more sub-steps (rare) use the
+// general path: the sedimentation state of the column in local arrays of MaxNz levels, WRF's sub-step
+// loop over them, then the same sweep.
+// Between minor loops (dt > 180 s) the state stays in place in global memory (T in `th`), and cpm, xl
+// (fixed for the call) in local arrays.
 // ------------------------------------------------------------------------------------------------------
-struct scratch_view {
-  float *t_start, *qv_start, *qr_start, *qs_start, *cpm, *xl, *w_r, *w_s;
-};
 
-WSM5_HD void thread_per_column_column(const view& v, const scratch_view& w, int i, std::int64_t j) {
+/// Loop-start state of one level: at entry T = th * pii and the condensates clamped at 0 (WRF's entry
+/// code), in later minor loops the state as the previous loop wrote it.
+WSM5_HD phys::level load_level(const view& v, std::int64_t x, bool entry) {
+  using phys::fmax_;
+  if (entry)
+    return {v.th[x] * v.pii[x], v.qv[x], fmax_(v.qc[x], 0.f), fmax_(v.qr[x], 0.f), fmax_(v.qi[x], 0.f),
+            fmax_(v.qs[x], 0.f)};
+  return {v.th[x], v.qv[x], v.qc[x], v.qr[x], v.qi[x], v.qs[x]};
+}
+
+/// Loop-start T of one level (only where snow needs n0sfac).
+WSM5_HD float load_t(const view& v, std::int64_t x, bool entry) { return entry ? v.th[x] * v.pii[x] : v.th[x]; }
+
+/// Rain and snow fall rates [s-1] of one level from its loop-start state.
+WSM5_HD void rain_snow_rates(float qr, float qs, float den, float delz, float n0sf, float& wr, float& ws) {
   using namespace wsm5::phys;
+  const float denfac = denfac_of(den);
+  wr = rain_fall_rate(rain_slope(qr, den), denfac, delz);
+  ws = snow_fall_rate(snow_slope(qs, den, n0sf), denfac, delz);
+}
+
+/// Ice fall rate [s-1] of one level (Ni from qi, which sedimentation of rain and snow does not touch).
+WSM5_HD float ice_rate(float qi, float den, float delz) {
+  return phys::ice_fall_rate(qi, den, phys::ice_number(den, qi), delz);
+}
+
+/// One sedimentation update of q at one level (WRF's expression; no inflow at the top level).
+WSM5_HD float settle(float q, float f, float f_up, float dz_up, float dz, float den, float dtcld, bool top) {
+  using phys::fmax_;
+  if (top) return fmax_(q - f * dtcld / den, 0.f);
+  return fmax_(q - (f - f_up * dz_up / dz) * dtcld / den, 0.f);
+}
+
+/// MaxNz: size of the general path's local arrays (nz <= MaxNz). Inline: sub-steps run inline in the
+/// sweep (0 = always the general path: the tests use that to exercise it on every column).
+template <int MaxNz, int Inline>
+WSM5_HD void thread_per_column_column(const view& v, int i, std::int64_t j) {
+  using namespace wsm5::phys;
+  constexpr int S = Inline > 0 ? Inline : 1;
   const int nz = v.nz;
   const std::int64_t pitch = v.pitch;
   const std::int64_t base = j * nz * pitch + i;  // level k at base + k * pitch
   const std::int64_t c2 = j * pitch + i;
-  float* __restrict__ t = v.th + base;
-  float* __restrict__ qv = v.qv + base;
-  float* __restrict__ qc = v.qc + base;
-  float* __restrict__ qr = v.qr + base;
-  float* __restrict__ qi = v.qi + base;
-  float* __restrict__ qs = v.qs + base;
-  const float* __restrict__ p = v.p + base;
-  const float* __restrict__ den = v.den + base;
-  const float* __restrict__ delz = v.delz + base;
-  const float* __restrict__ pii = v.pii + base;
-  float* __restrict__ t0 = w.t_start + base;
-  float* __restrict__ qv0 = w.qv_start + base;
-  float* __restrict__ qr0 = w.qr_start + base;
-  float* __restrict__ qs0 = w.qs_start + base;
-  float* __restrict__ cpm = w.cpm + base;
-  float* __restrict__ xl = w.xl + base;
-  float* __restrict__ w_a = w.w_r + base;
-  float* __restrict__ w_b = w.w_s + base;
 
-  double water_before = 0;
-  for (int k = 0; k < nz; ++k) {
-    const std::int64_t x = k * pitch;
-    const float tk = t[x] * pii[x];
-    t[x] = tk;
-    const float c = fmax_(qc[x], 0.f), r = fmax_(qr[x], 0.f), ic = fmax_(qi[x], 0.f), s = fmax_(qs[x], 0.f);
-    qc[x] = c; qr[x] = r; qi[x] = ic; qs[x] = s;
-    const float q = qv[x];
-    cpm[x] = cpmcal(q);
-    xl[x] = xlcal(tk);
-    water_before += static_cast<double>(den[x]) * (static_cast<double>(q) + c + r + ic + s) * delz[x];
-  }
+  // Fixed for the call, needed again only when there is more than one minor loop.
+  float cpm_l[MaxNz], xl_l[MaxNz];
+  double water_before = 0, water_after = 0;
   const float rain_before = v.rain[c2];
   const int loops = minor_loops(v.dt);
   const float dtcld = minor_dt(v.dt, loops);
   int mstep_seen = 1;
   for (int loop = 0; loop < loops; ++loop) {
-    int mstep = 1;
+    const bool entry = loop == 0, last = loop + 1 == loops;
+    // ---- pass 1: sub-step counts (bottom-up, so that the sweep's first levels are the freshest in cache)
+    int mstep = 1, mstep_i = 1;
+    // The fall rates (3 powf, 6 sqrt per level) are kept for the sweep and the general path: local
+    // arrays cost 3 x 4 bytes per level through L1/L2, recomputing them ~20 % more arithmetic.
+    float wr_c[MaxNz], ws_c[MaxNz], wi_c[MaxNz];
     for (int k = 0; k < nz; ++k) {
-      const std::int64_t x = k * pitch;
-      const float tk = t[x], dk = den[x], r = qr[x], s = qs[x];
-      t0[x] = tk; qv0[x] = qv[x]; qr0[x] = r; qs0[x] = s;
-      const float denfac = denfac_of(dk);
-      const float wr = rain_fall_rate(rain_slope(r, dk), denfac, delz[x]);
-      const float ws = snow_fall_rate(snow_slope(s, dk, n0sfac_of(tk)), denfac, delz[x]);
-      w_a[x] = wr;
-      w_b[x] = ws;
-      mstep = imax_(mstep, substeps(fmax_(wr, ws), dtcld));  // reduction 1, sequential in the thread
-    }
-    mstep_seen = imax_(mstep_seen, mstep);
-    // Rain and snow sub-steps. Each level's flux uses that level's state at the start of the sub-step
-    // (the level above hands its flux down in a register), and melting at level k only reads level k,
-    // so melting is fused into the same top-down pass (bitwise the same as WRF's separate pass).
-    float fall_r1 = 0.f, fall_s1 = 0.f;
-    const float fm = static_cast<float>(mstep);
-    for (int n = 0; n < mstep; ++n) {
-      float fr_up = 0.f, fs_up = 0.f, dz_up = 0.f;
-      for (int k = nz - 1; k >= 0; --k) {
-        const std::int64_t x = k * pitch;
-        const float dk = den[x], dz = delz[x];
-        float r = qr[x], s = qs[x];
-        const float fr = dk * r * w_a[x] / fm;
-        const float fs = dk * s * w_b[x] / fm;
-        if (k == nz - 1) {
-          r = fmax_(r - fr * dtcld / dk, 0.f);
-          s = fmax_(s - fs * dtcld / dk, 0.f);
-        } else {
-          r = fmax_(r - (fr - fr_up * dz_up / dz) * dtcld / dk, 0.f);
-          s = fmax_(s - (fs - fs_up * dz_up / dz) * dtcld / dk, 0.f);
-        }
-        float tk = t[x];
-        if (tk > t0c && s > 0.f) {  // psmlt with the start-of-sedimentation slope and n0sfac
-          const float n0sf = n0sfac_of(t0[x]);
-          snow_melt(tk, r, s, p[x], dk, cpm[x], n0sf, snow_slope(qs0[x], dk, n0sf), mstep, dtcld);
-          t[x] = tk;
-        }
-        qr[x] = r;
-        qs[x] = s;
-        fr_up = fr;
-        fs_up = fs;
-        dz_up = dz;
-        if (k == 0) {
-          fall_r1 = fall_r1 + fr;
-          fall_s1 = fall_s1 + fs;
-        }
-      }
-    }
-    // Ice: reduction 2 and its sub-steps (Ni from qi, unchanged since the start of sedimentation).
-    int mstep_i = 1;
-    for (int k = 0; k < nz; ++k) {
-      const std::int64_t x = k * pitch;
-      const float dk = den[x], q = qi[x];
-      const float wi = ice_fall_rate(q, dk, ice_number(dk, q), delz[x]);
-      w_a[x] = wi;
+      const std::int64_t x = base + k * pitch;
+      const float dk = v.den[x], dz = v.delz[x];
+      const float r = entry ? fmax_(v.qr[x], 0.f) : v.qr[x];
+      const float s = entry ? fmax_(v.qs[x], 0.f) : v.qs[x];
+      const float q = entry ? fmax_(v.qi[x], 0.f) : v.qi[x];
+      // snow_slope ignores n0sfac at qs <= qcrmin: T (two loads and an exp) only where there is snow.
+      const float n0sf = s > qcrmin ? n0sfac_of(load_t(v, x, entry)) : 1.f;
+      float wr, ws;
+      rain_snow_rates(r, s, dk, dz, n0sf, wr, ws);
+      const float wi = ice_rate(q, dk, dz);
+      wr_c[k] = wr;
+      ws_c[k] = ws;
+      wi_c[k] = wi;
+      mstep = imax_(mstep, substeps(fmax_(wr, ws), dtcld));
       mstep_i = imax_(mstep_i, substeps(wi, dtcld));
     }
-    mstep_seen = imax_(mstep_seen, mstep_i);
-    float fall_i1 = 0.f;
-    const float fmi = static_cast<float>(mstep_i);
-    for (int n = 0; n < mstep_i; ++n) {
-      float f_up = 0.f, dz_up = 0.f;
-      for (int k = nz - 1; k >= 0; --k) {
-        const std::int64_t x = k * pitch;
-        const float dk = den[x], dz = delz[x];
-        float q = qi[x];
-        const float f = dk * q * w_a[x] / fmi;
-        if (k == nz - 1) q = fmax_(q - f * dtcld / dk, 0.f);
-        else q = fmax_(q - (f - f_up * dz_up / dz) * dtcld / dk, 0.f);
-        qi[x] = q;
-        f_up = f;
-        dz_up = dz;
-        if (k == 0) fall_i1 = fall_i1 + f;
+    mstep_seen = imax_(mstep_seen, imax_(mstep, mstep_i));
+    const float fm = static_cast<float>(mstep), fmi = static_cast<float>(mstep_i);
+    const bool inline_sed = mstep <= Inline && mstep_i <= Inline;
+
+    // ---- general path (more sub-steps than fit in registers): WRF's sub-step loops over local arrays.
+    // The global arrays still hold the loop-start state; the sweep reads it from there as usual.
+    float t_l[MaxNz], qr_l[MaxNz], qs_l[MaxNz], qi_l[MaxNz];
+    float fall_r1 = 0.f, fall_s1 = 0.f, fall_i1 = 0.f;
+    if (!inline_sed) {
+      for (int k = 0; k < nz; ++k) {
+        const level s = load_level(v, base + k * pitch, entry);
+        t_l[k] = s.t; qr_l[k] = s.qr; qs_l[k] = s.qs; qi_l[k] = s.qi;
       }
+      for (int n = 0; n < mstep; ++n) {
+        float fr_up = 0.f, fs_up = 0.f, dz_up = 0.f;
+        for (int k = nz - 1; k >= 0; --k) {
+          const std::int64_t x = base + k * pitch;
+          const float dk = v.den[x], dz = v.delz[x];
+          float r = qr_l[k], s = qs_l[k];
+          const float fr = dk * r * wr_c[k] / fm;
+          const float fs = dk * s * ws_c[k] / fm;
+          r = settle(r, fr, fr_up, dz_up, dz, dk, dtcld, k == nz - 1);
+          s = settle(s, fs, fs_up, dz_up, dz, dk, dtcld, k == nz - 1);
+          float tk = t_l[k];
+          if (tk > t0c && s > 0.f) {  // psmlt with the loop-start slope and n0sfac (re-read: unchanged)
+            const level s0 = load_level(v, x, entry);
+            const float n0sf = n0sfac_of(s0.t);
+            const float cp = entry ? cpmcal(s0.qv) : cpm_l[k];
+            snow_melt(tk, r, s, v.p[x], dk, cp, n0sf, snow_slope(s0.qs, dk, n0sf), mstep, dtcld);
+            t_l[k] = tk;
+          }
+          qr_l[k] = r;
+          qs_l[k] = s;
+          fr_up = fr;
+          fs_up = fs;
+          dz_up = dz;
+          if (k == 0) {
+            fall_r1 = fall_r1 + fr;
+            fall_s1 = fall_s1 + fs;
+          }
+        }
+      }
+      for (int n = 0; n < mstep_i; ++n) {
+        float f_up = 0.f, dz_up = 0.f;
+        for (int k = nz - 1; k >= 0; --k) {
+          const std::int64_t x = base + k * pitch;
+          const float dk = v.den[x], dz = v.delz[x];
+          const float f = dk * qi_l[k] * wi_c[k] / fmi;
+          qi_l[k] = settle(qi_l[k], f, f_up, dz_up, dz, dk, dtcld, k == nz - 1);
+          f_up = f;
+          dz_up = dz;
+          if (k == 0) fall_i1 = fall_i1 + f;
+        }
+      }
+    }
+
+    // ---- the sweep: level k in registers from its loop-start state to its end-of-loop state
+    float fr_up[S] = {}, fs_up[S] = {}, fi_up[S] = {};  // the top level has no inflow
+    float dz_up = 0.f;
+    for (int k = nz - 1; k >= 0; --k) {
+      const std::int64_t x = base + k * pitch;
+      const float pk = v.p[x], dk = v.den[x], dz = v.delz[x];
+      level s = load_level(v, x, entry);
+      float cp, l;
+      if (entry) {
+        cp = cpmcal(s.qv);
+        l = xlcal(s.t);
+        water_before += static_cast<double>(dk) * (static_cast<double>(s.qv) + s.qc + s.qr + s.qi + s.qs) * dz;
+        if (loops > 1) {
+          cpm_l[k] = cp;
+          xl_l[k] = l;
+        }
+      } else {
+        cp = cpm_l[k];
+        l = xl_l[k];
+      }
+      const float tk0 = s.t, qv0 = s.qv;
+      const float n0sf = n0sfac_of(tk0);
+      const slope sr0 = rain_slope(s.qr, dk);
+      if (inline_sed) {
+        const bool top = k == nz - 1;
+        const float wr = wr_c[k], ws = ws_c[k], wi = wi_c[k];
+        // Melting needs T > T0; it only cools, so a level that starts at or below T0 never melts.
+        slope ss0{};
+        if (tk0 > t0c) ss0 = snow_slope(s.qs, dk, n0sf);
+WSM5_UNROLL
+        for (int n = 0; n < S; ++n) {
+          if (n < mstep) {
+            const float fr = dk * s.qr * wr / fm;
+            const float fs = dk * s.qs * ws / fm;
+            s.qr = settle(s.qr, fr, fr_up[n], dz_up, dz, dk, dtcld, top);
+            s.qs = settle(s.qs, fs, fs_up[n], dz_up, dz, dk, dtcld, top);
+            if (s.t > t0c && s.qs > 0.f) snow_melt(s.t, s.qr, s.qs, pk, dk, cp, n0sf, ss0, mstep, dtcld);
+            fr_up[n] = fr;
+            fs_up[n] = fs;
+            if (k == 0) {
+              fall_r1 = fall_r1 + fr;
+              fall_s1 = fall_s1 + fs;
+            }
+          }
+        }
+WSM5_UNROLL
+        for (int n = 0; n < S; ++n) {
+          if (n < mstep_i) {
+            const float f = dk * s.qi * wi / fmi;
+            s.qi = settle(s.qi, f, fi_up[n], dz_up, dz, dk, dtcld, top);
+            fi_up[n] = f;
+            if (k == 0) fall_i1 = fall_i1 + f;
+          }
+        }
+        dz_up = dz;
+      } else {
+        s.t = t_l[k]; s.qr = qr_l[k]; s.qs = qs_l[k]; s.qi = qi_l[k];
+      }
+      // Pointwise processes: q_s and rh from the loop-start T and qv, the pre-sedimentation rain slope.
+      const float qs1 = qsat(tk0, pk, false), qs2 = qsat(tk0, pk, true);
+      const float rh1 = fmax_(qv0 / qs1, qmin), rh2 = fmax_(qv0 / qs2, qmin);
+      phase_changes(s, dk, l, cp, sr0.r, dtcld);
+      process_rates(s, pk, dk, denfac_of(dk), l, cp, n0sf, qs1, qs2, rh1, rh2, dtcld);
+      condensation(s, pk, l, cp, dtcld);
+      v.th[x] = last ? s.t / v.pii[x] : s.t;  // back to theta after the last loop
+      v.qv[x] = s.qv; v.qc[x] = s.qc; v.qr[x] = s.qr; v.qi[x] = s.qi; v.qs[x] = s.qs;
+      if (last)
+        water_after += static_cast<double>(dk) * (static_cast<double>(s.qv) + s.qc + s.qr + s.qi + s.qs) * dz;
     }
     // Surface precipitation (classic: reset in every minor loop).
     {
       const float fallsum = fall_r1 + fall_s1 + fall_i1;
       const float fallsum_qsi = fall_s1 + fall_i1;
-      const float dz1 = delz[0];
+      const float dz1 = v.delz[base];
       float rncv = 0.f, sncv = 0.f, srv = 0.f;
       if (fallsum > 0.f) {
         rncv = precip_mm(fallsum, dz1, dtcld);
@@ -175,29 +280,6 @@ WSM5_HD void thread_per_column_column(const view& v, const scratch_view& w, int 
       v.snowncv[c2] = sncv;
       v.sr[c2] = srv;
     }
-    // Pointwise processes, one pass; q_s, rh, n0sfac and the pre-sedimentation rain slope recomputed
-    // from the saved start-of-loop state.
-    for (int k = 0; k < nz; ++k) {
-      const std::int64_t x = k * pitch;
-      const float pk = p[x], dk = den[x], tk0 = t0[x], q0 = qv0[x];
-      const float qs1 = qsat(tk0, pk, false), qs2 = qsat(tk0, pk, true);
-      const float rh1 = fmax_(q0 / qs1, qmin), rh2 = fmax_(q0 / qs2, qmin);
-      const float n0sf = n0sfac_of(tk0);
-      const float rs_r = rain_slope(qr0[x], dk).r;
-      const float cp = cpm[x], l = xl[x];
-      level s{t[x], qv[x], qc[x], qr[x], qi[x], qs[x]};
-      phase_changes(s, dk, l, cp, rs_r, dtcld);
-      process_rates(s, pk, dk, denfac_of(dk), l, cp, n0sf, qs1, qs2, rh1, rh2, dtcld);
-      condensation(s, pk, l, cp, dtcld);
-      t[x] = s.t; qv[x] = s.qv; qc[x] = s.qc; qr[x] = s.qr; qi[x] = s.qi; qs[x] = s.qs;
-    }
-  }
-  double water_after = 0;
-  for (int k = 0; k < nz; ++k) {
-    const std::int64_t x = k * pitch;
-    t[x] = t[x] / pii[x];  // back to theta
-    water_after += static_cast<double>(den[x]) *
-                   (static_cast<double>(qv[x]) + qc[x] + qr[x] + qi[x] + qs[x]) * delz[x];
   }
   const double resid = water_before - water_after - (static_cast<double>(v.rain[c2]) - rain_before);
   v.resid[c2] = static_cast<float>(::fabs(resid));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -24,7 +25,6 @@ struct gpu_domain::impl {
   std::array<reduce::device_buffer<float>, 5> f2;  // rain snow rainncv snowncv sr
   reduce::device_buffer<std::int32_t> mstep;
   reduce::device_buffer<float> resid;
-  std::array<reduce::device_buffer<float>, 8> scratch;  // thread_per_column: see scratch_view
   std::array<cudaStream_t, 4> streams{};
 
   float* d3(const std::string& n) {
@@ -53,18 +53,23 @@ struct gpu_domain::impl {
     if (rows <= 0 || nx == 0 || nz == 0) return;
     const detail::view v = make_view(j0);
     if (var == variant::thread_per_column) {
-      // 128 threads: 4 warps of consecutive columns; local arrays make larger blocks no faster.
+      // 128 threads: 4 warps of consecutive columns. One instantiation (MaxNz = 64): the local arrays'
+      // size only matters on the rare general path (more than inline_substeps sub-steps).
       const dim3 block(128), grid(static_cast<unsigned>((nx + 127) / 128), static_cast<unsigned>(rows));
-      detail::scratch_view w{scratch[0].data(), scratch[1].data(), scratch[2].data(), scratch[3].data(),
-                             scratch[4].data(), scratch[5].data(), scratch[6].data(), scratch[7].data()};
-      detail::thread_per_column_kernel<<<grid, block, 0, s>>>(v, w);
+      detail::thread_per_column_kernel<detail::max_levels><<<grid, block, 0, s>>>(v);
       REDUCE_CHECK_LAUNCH();
     } else if (var == variant::warp_per_column) {
-      // 8 warps (8 consecutive columns) per block: their strided level loads share L1 sectors.
-      constexpr int warps = 8;
-      const dim3 block(32 * warps), grid(static_cast<unsigned>((nx + warps - 1) / warps), static_cast<unsigned>(rows));
-      if (nz <= 32) detail::warp_per_column_kernel<1><<<grid, block, 0, s>>>(v);
-      else detail::warp_per_column_kernel<2><<<grid, block, 0, s>>>(v);
+      // 256 threads: 8 (W = 32) or 16 (W = 16) consecutive columns per block, whose strided level loads
+      // share L1 sectors. W = 16 for 32 < nz <= 48: 3 levels per lane use 35 of 48 lanes-slots at nz = 35
+      // instead of 35 of 64.
+      constexpr int threads = 256;
+      const auto grid_for = [&](int w) {
+        const int cols = threads / w;
+        return dim3(static_cast<unsigned>((nx + cols - 1) / cols), static_cast<unsigned>(rows));
+      };
+      if (nz <= 32) detail::warp_per_column_kernel<32, 1><<<grid_for(32), threads, 0, s>>>(v);
+      else if (WSM5_WPC_WIDTH == 16 && nz <= 48) detail::warp_per_column_kernel<16, 3><<<grid_for(16), threads, 0, s>>>(v);
+      else detail::warp_per_column_kernel<32, 2><<<grid_for(32), threads, 0, s>>>(v);
       REDUCE_CHECK_LAUNCH();
     } else {
       throw std::invalid_argument("gpu_domain: variant cpu is not a GPU variant");
@@ -93,7 +98,6 @@ gpu_domain::gpu_domain(const domain& d) : p_(new impl) {
     p_->mstep.fill_bytes(0);
     p_->resid = reduce::device_buffer<float>(n2);
     p_->resid.fill_bytes(0);
-    for (auto& b : p_->scratch) b = reduce::device_buffer<float>(n3);
     for (auto& s : p_->streams) REDUCE_CUDA_CHECK(cudaStreamCreate(&s));
     upload(d);
   } catch (...) {
@@ -247,6 +251,78 @@ double measure_d2d_copy_seconds(std::int64_t bytes, int repeats) {
   cudaEventDestroy(e1);
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+namespace {
+/// Median of `repeats` timings (after 2 warm-ups) of `body` between events on stream `s0`.
+template <class Body>
+double median_event_seconds(int repeats, cudaStream_t s0, Body body) {
+  cudaEvent_t e0, e1;
+  REDUCE_CUDA_CHECK(cudaEventCreate(&e0));
+  REDUCE_CUDA_CHECK(cudaEventCreate(&e1));
+  std::vector<double> t;
+  for (int r = 0; r < repeats + 2; ++r) {
+    REDUCE_CUDA_CHECK(cudaEventRecord(e0, s0));
+    body();
+    REDUCE_CUDA_CHECK(cudaEventRecord(e1, s0));
+    REDUCE_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (r >= 2) t.push_back(ms * 1e-3);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+struct pinned_bytes {
+  void* p = nullptr;
+  explicit pinned_bytes(std::size_t n) { REDUCE_CUDA_CHECK(cudaMallocHost(&p, n)); }
+  ~pinned_bytes() { cudaFreeHost(p); }
+  pinned_bytes(const pinned_bytes&) = delete;
+  pinned_bytes& operator=(const pinned_bytes&) = delete;
+};
+}  // namespace
+
+host_link measure_host_link(std::int64_t bytes, int repeats) {
+  const auto n = static_cast<std::size_t>(bytes);
+  pinned_bytes up_src(n), down_dst(n);
+  std::memset(up_src.p, 1, n);
+  reduce::device_buffer<char> d_up(bytes), d_down(bytes);
+  d_down.fill_bytes(2);
+  cudaStream_t s1;
+  REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  host_link out;
+  const double h2d = median_event_seconds(repeats, nullptr, [&] {
+    REDUCE_CUDA_CHECK(cudaMemcpyAsync(d_up.data(), up_src.p, n, cudaMemcpyHostToDevice, nullptr));
+  });
+  const double d2h = median_event_seconds(repeats, nullptr, [&] {
+    REDUCE_CUDA_CHECK(cudaMemcpyAsync(down_dst.p, d_down.data(), n, cudaMemcpyDeviceToHost, nullptr));
+  });
+  // Both at once: the download on a second stream, joined back to the timing stream by an event.
+  cudaEvent_t fork, join;
+  REDUCE_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  REDUCE_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  out.both_seconds = median_event_seconds(repeats, nullptr, [&] {
+    REDUCE_CUDA_CHECK(cudaEventRecord(fork, nullptr));
+    REDUCE_CUDA_CHECK(cudaStreamWaitEvent(s1, fork, 0));
+    REDUCE_CUDA_CHECK(cudaMemcpyAsync(down_dst.p, d_down.data(), n, cudaMemcpyDeviceToHost, s1));
+    REDUCE_CUDA_CHECK(cudaMemcpyAsync(d_up.data(), up_src.p, n, cudaMemcpyHostToDevice, nullptr));
+    REDUCE_CUDA_CHECK(cudaEventRecord(join, s1));
+    REDUCE_CUDA_CHECK(cudaStreamWaitEvent(nullptr, join, 0));
+  });
+  cudaEventDestroy(fork);
+  cudaEventDestroy(join);
+  cudaStreamDestroy(s1);
+  out.h2d_GBps = static_cast<double>(bytes) / h2d / 1e9;
+  out.d2h_GBps = static_cast<double>(bytes) / d2h / 1e9;
+  return out;
+}
+
+transfer_bytes transfer_bytes_per_call(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+  const std::int64_t f3 = 4 * nx * ny * nz, f2 = 4 * nx * ny;
+  return {10 * f3 + 2 * f2, 6 * f3 + 5 * f2};
 }
 
 std::vector<double> time_gpu_steps(gpu_domain& g, variant v, int warmup, int repeats) {

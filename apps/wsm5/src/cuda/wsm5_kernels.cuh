@@ -10,35 +10,52 @@
 
 namespace wsm5::detail {
 
-// thread_per_column kernel: consecutive threads = consecutive columns i of row j.
-__global__ void __launch_bounds__(128, 4) thread_per_column_kernel(view v, scratch_view w) {
+// thread_per_column kernel: consecutive threads = consecutive columns i of row j. Min blocks per SM
+// (128 threads each), measured on the H200 (apps/wsm5/README.md): 6 -> 80 registers, 24 warps/SM,
+// 0.754 ms; 4 -> 85, 0.742 ms (same within noise); 7 and 8 spill 88-152 bytes and are slower.
+#ifndef WSM5_TPC_MIN_BLOCKS
+#define WSM5_TPC_MIN_BLOCKS 6
+#endif
+template <int MaxNz>
+__global__ void __launch_bounds__(128, WSM5_TPC_MIN_BLOCKS) thread_per_column_kernel(view v) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= v.nx) return;
-  thread_per_column_column(v, w, i, v.j0 + static_cast<std::int64_t>(blockIdx.y));
+  thread_per_column_column<MaxNz, inline_substeps>(v, i, v.j0 + static_cast<std::int64_t>(blockIdx.y));
 }
 
 // ------------------------------------------------------------------------------------------------------
-// warp_per_column: one warp per column, levels across the lanes (lane l holds k = l + 32 m,
-// m < Lpl = ceil(nz / 32)), state in registers. Within a sub-step every level's flux comes from the
-// sub-step's starting state, so all levels update at once; the flux of the level above comes from the
-// neighbouring lane (a shuffle: data movement, not a reduction). The sub-step counts are libreduce warp
-// max-reductions, the column water sums libreduce warp sums.
+// warp_per_column: W lanes per column (a warp, or a half warp: W = 16 puts 2 columns in a warp), levels
+// across the lanes (lane l holds k = l + W m, m < Lpl = ceil(nz / W)), state in registers. Within a
+// sub-step every level's flux comes from the sub-step's starting state, so all levels update at once;
+// the flux of the level above comes from the neighbouring lane (a shuffle: data movement, not a
+// reduction). The sub-step counts are libreduce warp max-reductions over the column's W lanes, the
+// column water sums libreduce warp sums.
 // ------------------------------------------------------------------------------------------------------
-template <int Lpl>
+// Lanes per column for 32 < nz <= 48 (16: half warps, 3 levels per lane; 32: 2 levels per lane).
+// H200, CONUS nz = 35: 16 -> 1.09 ms, 32 -> 1.41 ms (apps/wsm5/README.md).
+#ifndef WSM5_WPC_WIDTH
+#define WSM5_WPC_WIDTH 16
+#endif
+
+template <int W, int Lpl>
 __device__ __forceinline__ float from_level_above(const float (&a)[Lpl], int m, int lane) {
-  // level k + 1 of (lane, m) is (lane + 1, m), or (0, m + 1) for lane 31. Every lane calls this.
-  const float same = __shfl_down_sync(reduce::warp::full_mask, a[m], 1);
-  const float next = (m + 1 < Lpl) ? __shfl_sync(reduce::warp::full_mask, a[m + 1 < Lpl ? m + 1 : m], 0) : 0.f;
-  return lane == 31 ? next : same;
+  // level k + 1 of (lane, m) is (lane + 1, m), or (0, m + 1) for lane W - 1. Every lane calls this.
+  const float same = __shfl_down_sync(reduce::warp::full_mask, a[m], 1, W);
+  const float next = (m + 1 < Lpl) ? __shfl_sync(reduce::warp::full_mask, a[m + 1 < Lpl ? m + 1 : m], 0, W) : 0.f;
+  return lane == W - 1 ? next : same;
 }
 
-template <int Lpl>
+template <int W, int Lpl>
 __global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
   using namespace wsm5::phys;
-  constexpr int W = reduce::warp::warp_size;
+  constexpr int warp = reduce::warp::warp_size;
   const int lane = static_cast<int>(threadIdx.x) % W;
-  const int i = static_cast<int>(blockIdx.x * (blockDim.x / W) + threadIdx.x / W);
-  if (i >= v.nx) return;  // whole warps leave together (i is warp-uniform)
+  const int i_raw = static_cast<int>(blockIdx.x * (blockDim.x / W) + threadIdx.x / W);
+  // Whole warps past the last column leave together; with W < 32 a warp may straddle it: that segment
+  // computes a copy of the last column (every lane must reach the shuffles) and stores nothing.
+  if (static_cast<int>(blockIdx.x * (blockDim.x / W) + (threadIdx.x / warp) * (warp / W)) >= v.nx) return;
+  const bool store = i_raw < v.nx;
+  const int i = store ? i_raw : v.nx - 1;
   const std::int64_t j = v.j0 + static_cast<std::int64_t>(blockIdx.y);
   const int nz = v.nz;
   const std::int64_t pitch = v.pitch;
@@ -73,7 +90,7 @@ __global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
   // delz of the level above, fixed for the call.
   float dz_up[Lpl];
 #pragma unroll
-  for (int m = 0; m < Lpl; ++m) dz_up[m] = from_level_above<Lpl>(dz, m, lane);
+  for (int m = 0; m < Lpl; ++m) dz_up[m] = from_level_above<W, Lpl>(dz, m, lane);
 
   const int loops = minor_loops(v.dt);
   const float dtcld = minor_dt(v.dt, loops);
@@ -97,11 +114,15 @@ __global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
       w_s[m] = valid[m] ? snow_fall_rate(ss[m], denfac, dz[m]) : 0.f;
       if (valid[m]) my_steps = max(my_steps, substeps(fmax_(w_r[m], w_s[m]), dtcld));
     }
-    const int mstep = reduce::warp::max<W>(my_steps);  // reduction 1 (libreduce)
+    const int mstep = reduce::warp::max<W>(my_steps);  // reduction 1 (libreduce), over the column
     mstep_seen = max(mstep_seen, mstep);
     const float fm = static_cast<float>(mstep);
     float fall_r1 = 0.f, fall_s1 = 0.f;
-    for (int n = 0; n < mstep; ++n) {  // warp-uniform trip count: no divergence inside a column
+    // The loop runs to the warp's max (every lane must reach the shuffles); a column with fewer steps
+    // sits the extra ones out. With W = 32 the two counts are the same.
+    const int mstep_warp = W == warp ? mstep : reduce::warp::max<warp>(mstep);
+    for (int n = 0; n < mstep_warp; ++n) {
+      const bool step = n < mstep;
       float fr[Lpl], fs[Lpl];
 #pragma unroll
       for (int m = 0; m < Lpl; ++m) {
@@ -110,10 +131,10 @@ __global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
       }
 #pragma unroll
       for (int m = 0; m < Lpl; ++m) {
-        const float fr_up = from_level_above<Lpl>(fr, m, lane);
-        const float fs_up = from_level_above<Lpl>(fs, m, lane);
+        const float fr_up = from_level_above<W, Lpl>(fr, m, lane);
+        const float fs_up = from_level_above<W, Lpl>(fs, m, lane);
         const int k = lane + W * m;
-        if (!valid[m]) continue;
+        if (!valid[m] || !step) continue;
         if (k == nz - 1) {
           qr[m] = fmax_(qr[m] - fr[m] * dtcld / den[m], 0.f);
           qs[m] = fmax_(qs[m] - fs[m] * dtcld / den[m], 0.f);
@@ -123,7 +144,7 @@ __global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
         }
         snow_melt(t[m], qr[m], qs[m], p[m], den[m], cpm[m], n0sf[m], ss[m], mstep, dtcld);
       }
-      if (lane == 0) {
+      if (lane == 0 && step) {
         fall_r1 = fall_r1 + fr[0];
         fall_s1 = fall_s1 + fs[0];
       }
@@ -140,21 +161,23 @@ __global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
     mstep_seen = max(mstep_seen, mstep_i);
     const float fmi = static_cast<float>(mstep_i);
     float fall_i1 = 0.f;
-    for (int n = 0; n < mstep_i; ++n) {
+    const int mstep_i_warp = W == warp ? mstep_i : reduce::warp::max<warp>(mstep_i);
+    for (int n = 0; n < mstep_i_warp; ++n) {
+      const bool step = n < mstep_i;
       float f[Lpl];
 #pragma unroll
       for (int m = 0; m < Lpl; ++m) f[m] = den[m] * qi[m] * w_i[m] / fmi;
 #pragma unroll
       for (int m = 0; m < Lpl; ++m) {
-        const float f_up = from_level_above<Lpl>(f, m, lane);
+        const float f_up = from_level_above<W, Lpl>(f, m, lane);
         const int k = lane + W * m;
-        if (!valid[m]) continue;
+        if (!valid[m] || !step) continue;
         if (k == nz - 1) qi[m] = fmax_(qi[m] - f[m] * dtcld / den[m], 0.f);
         else qi[m] = fmax_(qi[m] - (f[m] - f_up * dz_up[m] / dz[m]) * dtcld / den[m], 0.f);
       }
-      if (lane == 0) fall_i1 = fall_i1 + f[0];
+      if (lane == 0 && step) fall_i1 = fall_i1 + f[0];
     }
-    if (lane == 0) {
+    if (lane == 0 && store) {
       const float fallsum = fall_r1 + fall_s1 + fall_i1;
       const float fallsum_qsi = fall_s1 + fall_i1;
       const float dz1 = dz[0];
@@ -187,13 +210,15 @@ __global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
   for (int m = 0; m < Lpl; ++m) {
     if (!valid[m]) continue;
     const std::int64_t x = xk[m];
-    v.th[x] = t[m] / v.pii[x];
-    v.qv[x] = qv[m]; v.qc[x] = qc[m]; v.qr[x] = qr[m]; v.qi[x] = qi[m]; v.qs[x] = qs[m];
+    if (store) {
+      v.th[x] = t[m] / v.pii[x];
+      v.qv[x] = qv[m]; v.qc[x] = qc[m]; v.qr[x] = qr[m]; v.qi[x] = qi[m]; v.qs[x] = qs[m];
+    }
     wpart += static_cast<double>(den[m]) * (static_cast<double>(qv[m]) + qc[m] + qr[m] + qi[m] + qs[m]) * dz[m];
   }
   const double water_after = reduce::warp::sum<W>(wpart);
   __syncwarp();
-  if (lane == 0) {
+  if (lane == 0 && store) {
     const double resid = water_before - water_after - (static_cast<double>(v.rain[c2]) - rain_before);
     v.resid[c2] = static_cast<float>(fabs(resid));
     v.mstep_max[c2] = mstep_seen;

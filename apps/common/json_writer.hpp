@@ -4,11 +4,12 @@
 #pragma once
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "atomic_file.hpp"
 
 namespace gpukit {
 
@@ -43,19 +44,7 @@ public:
   std::string str() const { return out_.str(); }
 
   /// Writes the document to `path` atomically (temporary file + rename).
-  void commit(const std::string& path) const {
-    const std::string tmp = path + ".partial";
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      if (!f) throw std::runtime_error(path + ": cannot open for writing");
-      f << out_.str() << '\n';
-      if (!f.flush()) throw std::runtime_error(path + ": write failed");
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error(path + ": cannot rename the finished report into place");
-    }
-  }
+  void commit(const std::string& path) const { write_file_atomically(path, out_.str() + "\n"); }
 
 private:
   void prefix(const std::string& key) {

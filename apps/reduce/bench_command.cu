@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "atomic_file.hpp"
 #include "bench_report.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
@@ -489,7 +490,7 @@ void write_csv(const std::string& path, const std::vector<result_row>& rows) {
           << (m->plain_rotating_us ? rep::format("%.3f", gpukit::gb_per_s(r.bytes, *m->plain_rotating_us))
                                    : std::string("-"))
           << "\n";
-  rep::write_text_atomically(path, csv.str());
+  gpukit::write_file_atomically(path, csv.str());
 }
 
 }  // namespace

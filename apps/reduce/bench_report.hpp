@@ -1,5 +1,5 @@
-// Helpers shared by `reduce ladder` and `reduce bench`: fast reproducible host inputs, atomic report
-// files (temporary name + rename, so a failed run leaves no partial file), number formatting.
+// Helpers shared by `reduce ladder` and `reduce bench`: fast reproducible host inputs and number
+// formatting. (Report files go through apps/common/atomic_file.hpp.)
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -42,21 +42,6 @@ inline std::vector<std::int32_t> uniform_ints(std::int64_t n, std::int32_t lo, s
   const auto span = static_cast<std::uint64_t>(static_cast<std::int64_t>(hi) - lo + 1);
   for (auto& x : v) x = static_cast<std::int32_t>(lo + static_cast<std::int64_t>(g.next() % span));
   return v;
-}
-
-/// Writes `text` to `path` via `path.partial` + rename.
-inline void write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error(path + ": cannot open for writing");
-    f << text;
-    if (!f.flush()) throw std::runtime_error(path + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot rename the finished report into place");
-  }
 }
 
 /// printf into a std::string.

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "atomic_file.hpp"
 #include "bench_report.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
@@ -291,7 +292,7 @@ int ladder_command(int argc, char** argv) {
       for (const row& r : t.rows)
         csv << t.type << ',' << t.n << ',' << r.kernel << ',' << r.n_timed << ',' << (r.scaled ? 1 : 0) << ','
             << rep::format("%.4f,%.3f,%.4f,%.4f,%.3f", r.time_us, r.gbps, r.step, r.cumulative, r.pct_ceiling) << "\n";
-    rep::write_text_atomically(a.get("csv", ""), csv.str());
+    gpukit::write_file_atomically(a.get("csv", ""), csv.str());
   }
   return 0;
 }

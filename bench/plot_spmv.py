@@ -16,7 +16,8 @@ def main():
         sys.exit("usage: plot_spmv.py SPMV_BENCH_JSON OUT_PNG")
     d = json.load(open(sys.argv[1]))
     classes = [c["name"] for c in d["classes"]]
-    names = [t["algorithm"] for t in d["classes"][0]["timings"]]
+    # The main algorithms and the peers; --explore's forced vector widths (vector_w*) stay in the JSON/CSV.
+    names = [t["algorithm"] for t in d["classes"][0]["timings"] if not t["algorithm"].startswith("vector_w")]
     width = 0.8 / len(names)
     fig, ax = plt.subplots(figsize=(13, 5.5))
     for k, n in enumerate(names):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/spmv.sh BUILD_DIR OUTDIR [--quick]
+# bench/spmv.sh BUILD_DIR OUTDIR [--quick] [--explore] [--classes a,b]
 # Runs `spmv bench` (the six ANCHORS matrix classes plus denserow, every algorithm and cuSPARSE ALG1/ALG2
 # timed in the same run) into OUTDIR, then writes OUTDIR/spmv.headline.txt for scripts/gpu-check:
 # GPU name, per class automatic vs ALG1/ALG2 and GB/s, the geometric mean, PASS/MISS per target.
@@ -9,11 +9,13 @@ build=$1
 out=$2
 shift 2
 quick=()
-for a in "$@"; do
-  case "$a" in
-    --quick) quick=(--quick) ;;
-    *) echo "bench/spmv.sh: unknown option $a" >&2; exit 2 ;;
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick|--explore) quick+=("$1") ;;
+    --classes) [ $# -ge 2 ] || { echo "bench/spmv.sh: --classes needs a list" >&2; exit 2; }; quick+=(--classes "$2"); shift ;;
+    *) echo "bench/spmv.sh: unknown option $1" >&2; exit 2 ;;
   esac
+  shift
 done
 mkdir -p "$out"
 "$build/apps/spmv/spmv" bench "${quick[@]}" --out "$out" | tee "$out/spmv-bench.txt"

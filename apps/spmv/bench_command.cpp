@@ -1,6 +1,9 @@
-// `spmv bench [--quick] [--out DIR]`: the ANCHORS matrix classes generated in-process (float values,
-// int32 indices), every algorithm and cuSPARSE ALG1/ALG2 timed in the same run, the copy ceiling measured
-// beside them; JSON, CSV, a PNG bar chart (bench/plot_spmv.py) and a table with the target checks.
+// `spmv bench [--quick] [--explore] [--classes a,b] [--out DIR]`: the ANCHORS matrix classes generated
+// in-process (float values, int32 indices), every algorithm and cuSPARSE ALG1/ALG2 timed in the same run,
+// the copy ceiling measured beside them; JSON, CSV, a PNG bar chart (bench/plot_spmv.py) and a table with
+// the target checks. --explore also times the vector kernel at every forced width (vector_w2 ..
+// vector_w32, listed after the main table and in the JSON/CSV); --classes keeps only the named classes
+// (targets are then checked on those alone).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -92,7 +95,7 @@ void write_atomically(const std::string& path, const std::string& text) {
   }
 }
 
-class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmup, int reps) {
+class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmup, int reps, bool explore) {
   class_result c;
   c.name = m.name;
   c.anchor = anchor;
@@ -129,15 +132,30 @@ class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmu
     record(sparse::to_string(alg), plan.describe(), us);
     if (alg == sparse::spmv_algorithm::automatic) c.automatic_plan = plan.describe();
   }
+  if (explore) {
+    for (int w : {2, 4, 8, 16, 32}) {
+      const sparse::spmv_plan<V, I> plan(d, sparse::spmv_algorithm::vector, w);
+      dy.fill_bytes(0xFF);
+      const double us = median_gpu_us([&] { sparse::spmv(plan, V(1), dx.data(), V(0), dy.data()); }, warmup, reps);
+      record("vector_w" + std::to_string(w), plan.describe(), us);
+    }
+  }
   return c;
 }
 
 }  // namespace
 
 int bench_command(int argc, char** argv) {
-  gpukit::cli::args args(argc, argv, 2, {"out"}, {"quick"});
+  gpukit::cli::args args(argc, argv, 2, {"out", "classes"}, {"quick", "explore"});
   if (!args.positional().empty()) throw gpukit::cli::usage_error("bench takes no positional arguments");
   const bool quick = args.flag("quick");
+  const bool explore = args.flag("explore");
+  std::vector<std::string> only;  // --classes a,b: keep these classes alone
+  {
+    std::stringstream list(args.get("classes", ""));
+    for (std::string name; std::getline(list, name, ',');)
+      if (!name.empty()) only.push_back(name);
+  }
   const std::string out = args.get("out", "spmv-bench-out");
   if (!reduce::cuda_device_available())
     throw reduce::no_cuda_device("spmv bench needs a CUDA device: " + reduce::cuda_unavailable_reason());
@@ -155,16 +173,27 @@ int bench_command(int argc, char** argv) {
   std::cout << "copy ceiling (1 GiB device-to-device cudaMemcpy, read + write): " << fixed(ceiling, 0) << " GB/s\n\n";
 
   // The six ANCHORS classes at their sizes, plus denserow (no anchor: the split path under load).
-  const auto set = sparse::benchmark_matrices(false);
+  auto set = sparse::benchmark_matrices(false);
+  if (!only.empty()) {
+    for (const auto& name : only)
+      if (std::none_of(set.begin(), set.end(), [&](const sparse::benchmark_matrix& m) { return m.name == name; }))
+        throw gpukit::cli::usage_error("--classes: unknown class '" + name +
+                                       "' (laplace2d, laplace3d, random16, powerlaw, random2, random1000, denserow)");
+    set.erase(std::remove_if(set.begin(), set.end(),
+                             [&](const sparse::benchmark_matrix& m) {
+                               return std::find(only.begin(), only.end(), m.name) == only.end();
+                             }),
+              set.end());
+  }
   std::vector<class_result> results;
   for (std::size_t k = 0; k < set.size(); ++k) {
     std::cout << "  " << set[k].name << " ..." << std::flush;
-    results.push_back(bench_one(set[k], set[k].name != "denserow", warmup, reps));
+    results.push_back(bench_one(set[k], set[k].name != "denserow", warmup, reps, explore));
     std::cout << " " << results.back().nnz << " entries\n";
   }
 
-  const std::vector<std::string> names = {"scalar", "shared_cached", "warp_per_row", "vector", "adaptive", "automatic",
-                                          "cusparse_alg1", "cusparse_alg2"};
+  const std::vector<std::string> names = {"scalar",   "shared_cached", "warp_per_row", "vector",        "adaptive",
+                                          "block_per_row", "merge", "warp_stream", "automatic",    "cusparse_alg1", "cusparse_alg2"};
   std::cout << "\nmedian us (GB/s of minimum bytes)\n" << std::left << std::setw(12) << "class";
   for (const auto& n : names) std::cout << std::right << std::setw(15) << n;
   std::cout << std::setw(9) << "auto/A1" << std::setw(9) << "auto/A2" << "\n";
@@ -192,6 +221,20 @@ int bench_command(int argc, char** argv) {
     }
   }
   const double geomean = anchors ? std::exp(log_sum / anchors) : 0;
+  if (explore) {
+    std::cout << "\nexplore: vector at every forced width, median us (GB/s)\n";
+    for (const auto& c : results) {
+      std::cout << std::left << std::setw(12) << c.name;
+      for (const auto& t : c.t) {
+        if (t.name.rfind("vector_w", 0) != 0) continue;
+        all_valid &= t.within_bound;
+        std::cout << std::right << std::setw(22) << (t.name + " " + fixed(t.us, 1) + (t.within_bound ? "" : "!"));
+        csv << c.name << ',' << c.rows << ',' << c.cols << ',' << c.nnz << ',' << fixed(c.bytes, 0) << ',' << t.name
+            << ",\"" << t.plan << "\"," << fixed(t.us, 3) << ',' << fixed(t.gbs, 1) << ',' << (t.within_bound ? 1 : 0) << '\n';
+      }
+      std::cout << "\n";
+    }
+  }
 
   std::cout << "\nautomatic chose:\n";
   for (const auto& c : results) std::cout << "  " << std::left << std::setw(12) << c.name << c.automatic_plan << "\n";

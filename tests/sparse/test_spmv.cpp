@@ -308,6 +308,9 @@ SPMV_GPU_CASE(shared_cached)
 SPMV_GPU_CASE(warp_per_row)
 SPMV_GPU_CASE(vector)
 SPMV_GPU_CASE(adaptive)
+SPMV_GPU_CASE(block_per_row)
+SPMV_GPU_CASE(merge)
+SPMV_GPU_CASE(warp_stream)
 SPMV_GPU_CASE(automatic)
 #undef SPMV_GPU_CASE
 
@@ -340,6 +343,46 @@ GPU_TEST_CASE(every_algorithm_is_run_to_run_deterministic) {
   }
 }
 
+// The vector kernel at every forced width, so both of its load modes run (4-entry chunks when the mean row
+// holds >= 4 x width entries, one entry per lane otherwise) on long, short, ragged and unaligned rows.
+template <class V, class I>
+void check_vector_forced_widths() {
+  std::set<bool> modes;
+  std::uint64_t stream = 7000;
+  for (const char* name : {"random_2049_k24", "random_65_x_2000_k1000", "row_length_ladder", "long_row_120007",
+                           "powerlaw_20000", "wide_37x50000", "empty_rows_4097", "1x1"}) {
+    const named_matrix* nm = nullptr;
+    for (const auto& m : matrices()) if (m.name == name) nm = &m;
+    BOOST_TEST_REQUIRE(nm != nullptr);
+    const auto a = nm->a.template cast<V, I>();
+    const sparse::device_csr<V, I> d(a);
+    const auto x = test::random_vector<V>(a.cols(), V(-1), V(1), ++stream);
+    for (const scenario& s : {scenario{1.0, 0.0}, scenario{-1.5, 0.75}}) {
+      const V alpha = static_cast<V>(s.alpha), beta = static_cast<V>(s.beta);
+      const auto y0 = input_y<V>(a.rows(), s.beta, ++stream);
+      for (int w : {2, 4, 8, 16, 32}) {
+        const sparse::spmv_plan<V, I> plan(d, sparse::spmv_algorithm::vector, w);
+        BOOST_TEST(plan.vector_width() == w);
+        modes.insert(plan.describe().find("chunks") != std::string::npos);
+        check_rows(std::string(name) + " " + plan.describe(), a, alpha, x, beta, y0, gpu_run(plan, alpha, x, beta, y0),
+                   nullptr);
+      }
+    }
+  }
+  BOOST_TEST(modes.size() == 2u, "both load modes of the vector kernel must have run");
+}
+
+GPU_TEST_CASE_TEMPLATE(vector_every_forced_width_matches_reference, C, combos) {
+  check_vector_forced_widths<typename C::value, typename C::index>();
+}
+
+CPU_TEST_CASE(vector_width_other_than_a_power_of_two_is_rejected) {
+  const std::vector<int32_t> ptr = {0, 1};
+  sparse::csr_view<float, int32_t> v{1, 1, 1, nullptr, nullptr, nullptr};
+  BOOST_CHECK_THROW((sparse::spmv_plan<float, int32_t>(v, ptr.data(), sparse::spmv_algorithm::vector, 3)),
+                    std::invalid_argument);
+}
+
 GPU_TEST_CASE(plan_from_view_and_host_row_ptr_matches_plan_from_device_csr) {
   const auto a = sparse::generate_power_law<double, int64_t>(20000, 20000, 51, 20000);
   const sparse::device_csr<double, int64_t> d(a);
@@ -360,7 +403,7 @@ CPU_TEST_CASE(algorithm_names_round_trip) {
   for (auto a : algorithms_under_test()) BOOST_TEST((sparse::parse_spmv_algorithm(sparse::to_string(a)) == a));
   BOOST_TEST((sparse::parse_spmv_algorithm("auto") == sparse::spmv_algorithm::automatic));
   BOOST_CHECK_THROW(sparse::parse_spmv_algorithm("csr_vector"), std::invalid_argument);
-  BOOST_TEST(sparse::concrete_spmv_algorithms().size() == 5u);
+  BOOST_TEST(sparse::concrete_spmv_algorithms().size() == 8u);
 }
 
 CPU_TEST_CASE(row_stats_are_exact) {
@@ -385,16 +428,16 @@ CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
   auto stats_of = [](const base_csr& a) { return sparse::compute_row_stats(a.rows(), a.cols(), a.row_ptr().data()); };
   using sparse::spmv_algorithm;
   BOOST_TEST((sparse::choose_algorithm(stats_of(base_csr())) == spmv_algorithm::scalar));
-  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_laplace_2d<double, int64_t>(40))) == spmv_algorithm::scalar));
-  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_laplace_3d<double, int64_t>(20))) == spmv_algorithm::scalar));
+  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_laplace_2d<double, int64_t>(40))) == spmv_algorithm::warp_stream));
+  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_laplace_3d<double, int64_t>(20))) == spmv_algorithm::warp_stream));
   BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_random_k<double, int64_t>(5000, 5000, 2, 3))) ==
               spmv_algorithm::vector));
   BOOST_TEST((sparse::choose_algorithm(stats_of(from_lengths(100000, std::vector<int64_t>(20, 5000), 64))) ==
-              spmv_algorithm::adaptive));  // uniform but longer than a warp can take
+              spmv_algorithm::merge));  // uniform but longer than a block should take
   BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_power_law<double, int64_t>(5000, 5000, 3))) ==
-              spmv_algorithm::adaptive));
+              spmv_algorithm::merge));
   BOOST_TEST((sparse::choose_algorithm(stats_of(from_lengths(4000, std::vector<int64_t>(300, 500), 62))) ==
-              spmv_algorithm::warp_per_row));
+              spmv_algorithm::block_per_row));
   BOOST_TEST((sparse::choose_algorithm(stats_of(from_lengths(4000, std::vector<int64_t>(300, 48), 63))) ==
               spmv_algorithm::vector));
   sparse::row_stats s;
@@ -466,6 +509,48 @@ CPU_TEST_CASE(adaptive_partition_covers_every_row_once) {
   }
   // The GPU cases run these matrices: every reduce-phase width of the stream tiles is exercised.
   BOOST_TEST((lanes_used == std::set<int>{1, 16, 32}));
+}
+
+// White-box: the merge partition tiles the merge path (rows' ends + entries) into full blocks at valid
+// merge-path coordinates, and lists exactly the rows whose items fall in more than one block, with one
+// partial slot per block they touch, consecutive and in block order.
+CPU_TEST_CASE(merge_partition_tiles_the_merge_path) {
+  namespace d = sparse::detail;
+  for (const auto& nm : matrices()) {
+    const auto& a = nm.a;
+    const auto& ptr = a.row_ptr();
+    const int64_t rows = a.rows(), nnz = a.nnz(), items = rows + nnz;
+    const auto m = d::build_merge_partition(rows, ptr.data());
+    BOOST_TEST_REQUIRE(m.blocks.size() == static_cast<std::size_t>((items + d::merge_tile - 1) / d::merge_tile + 1));
+    bool coords_ok = m.blocks.front().row == 0 && m.blocks.front().nz == 0 && m.blocks.back().row == rows &&
+                     m.blocks.back().nz == nnz;
+    for (std::size_t b = 0; b + 1 < m.blocks.size(); ++b) {
+      const auto& blk = m.blocks[b];
+      const auto& next = m.blocks[b + 1];
+      const int64_t n = (next.row - blk.row) + (next.nz - blk.nz);
+      coords_ok &= n > 0 && n <= d::merge_tile && (b + 2 == m.blocks.size() || n == d::merge_tile);
+      // Valid coordinate: the rows before it have ended by entry nz, row `row` has not.
+      coords_ok &= (blk.row == 0 || ptr[blk.row] <= blk.nz) && blk.row < rows && ptr[blk.row + 1] >= blk.nz;
+    }
+    BOOST_TEST(coords_ok, nm.name << ": a merge block has a wrong size or an invalid merge-path coordinate");
+    // Expected split rows: a non-empty row's first entry (item row + ptr[row]) and its end (item
+    // row + ptr[row + 1]) in different blocks.
+    std::vector<std::pair<int64_t, int64_t>> expected;  // (row, blocks touched)
+    for (int64_t r = 0; r < rows; ++r) {
+      if (ptr[r + 1] == ptr[r]) continue;
+      const int64_t first = (r + ptr[r]) / d::merge_tile, last = (r + ptr[r + 1]) / d::merge_tile;
+      if (first != last) expected.emplace_back(r, last - first + 1);
+    }
+    bool split_ok = expected.size() == m.split_rows.size();
+    int64_t slot = 0;
+    for (std::size_t k = 0; split_ok && k < expected.size(); ++k) {
+      split_ok &= m.split_rows[k].row == expected[k].first && m.split_rows[k].chunks == expected[k].second &&
+                  m.split_rows[k].first_slot == slot;
+      slot += m.split_rows[k].chunks;
+    }
+    split_ok &= slot == m.partial_slots;
+    BOOST_TEST(split_ok, nm.name << ": the rows crossing a merge block boundary are not listed exactly");
+  }
 }
 
 CPU_TEST_CASE(bad_plan_and_peer_inputs_are_rejected) {

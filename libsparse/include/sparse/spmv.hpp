@@ -32,9 +32,20 @@ namespace sparse {
 using reduce::stream_t;
 
 /// The GPU SpMV algorithms. `automatic` asks choose_algorithm() (at plan time, once).
-enum class spmv_algorithm { automatic, scalar, shared_cached, warp_per_row, vector, adaptive };
+enum class spmv_algorithm {
+  automatic,
+  scalar,
+  shared_cached,
+  warp_per_row,
+  vector,
+  adaptive,
+  block_per_row,
+  merge,
+  warp_stream
+};
 
-/// "automatic", "scalar", "shared_cached", "warp_per_row", "vector", "adaptive".
+/// "automatic", "scalar", "shared_cached", "warp_per_row", "vector", "adaptive", "block_per_row", "merge",
+/// "warp_stream".
 const char* to_string(spmv_algorithm a);
 /// Inverse of to_string ("auto" is accepted for automatic); std::invalid_argument listing the names otherwise.
 spmv_algorithm parse_spmv_algorithm(std::string_view name);
@@ -82,12 +93,15 @@ struct spmv_plan_state;  // device workspace (row bins, tile list, partials); de
 template <class Value, class Index>
 class spmv_plan {
 public:
-  /// Plan for a device matrix (reads its row_ptr back once to analyse it).
-  explicit spmv_plan(const device_csr<Value, Index>& a, spmv_algorithm algorithm = spmv_algorithm::automatic);
+  /// Plan for a device matrix (reads its row_ptr back once to analyse it). `vector_width` (2, 4, 8, 16
+  /// or 32) forces the lanes per row of the vector algorithm (tests and benchmarks); 0 lets
+  /// choose_vector_width() pick. Other values throw std::invalid_argument.
+  explicit spmv_plan(const device_csr<Value, Index>& a, spmv_algorithm algorithm = spmv_algorithm::automatic,
+                     int vector_width = 0);
   /// Plan for a view of device memory whose row_ptr is also given in host memory (`host_row_ptr`,
   /// rows + 1 entries): no read-back. Throws std::invalid_argument if shapes disagree.
   spmv_plan(const csr_view<Value, Index>& device_view, const Index* host_row_ptr,
-            spmv_algorithm algorithm = spmv_algorithm::automatic);
+            spmv_algorithm algorithm = spmv_algorithm::automatic, int vector_width = 0);
   spmv_plan(spmv_plan&&) noexcept;
   spmv_plan& operator=(spmv_plan&&) noexcept;
   spmv_plan(const spmv_plan&) = delete;
@@ -108,7 +122,7 @@ public:
   std::string describe() const;
 
 private:
-  void build(const Index* host_row_ptr);
+  void build(const Index* host_row_ptr, int vector_width);
   csr_view<Value, Index> view_{};
   row_stats stats_{};
   spmv_algorithm requested_ = spmv_algorithm::automatic;

@@ -1,10 +1,12 @@
 // Dispatch of sparse::spmv: grid sizing, the launch of the plan's algorithm, error checks.
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "reduce/cuda/check.hpp"
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive.cuh"
+#include "spmv_merge.cuh"
 #include "spmv_plan_state.hpp"
 #include "spmv_row_kernels.cuh"
 
@@ -28,17 +30,33 @@ int grid_for(std::int64_t items, std::int64_t per_block, int sm_count) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, std::int64_t{16} * sm_count)));
 }
 
-template <class Value, class Index>
+template <bool Chunked, class Value, class Index>
 void launch_vector(int width, const csr_view<Value, Index>& a, Value alpha, const Value* x, Value beta, Value* y,
                    int sms, cudaStream_t s) {
   const int grid = grid_for(a.rows, block_threads / width, sms);
   switch (width) {
-    case 2: spmv_vector_kernel<2><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
-    case 4: spmv_vector_kernel<4><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
-    case 8: spmv_vector_kernel<8><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
-    case 16: spmv_vector_kernel<16><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
-    default: spmv_vector_kernel<32><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
+    case 2: spmv_vector_kernel<2, Chunked><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
+    case 4: spmv_vector_kernel<4, Chunked><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
+    case 8: spmv_vector_kernel<8, Chunked><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
+    case 16: spmv_vector_kernel<16, Chunked><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
+    default: spmv_vector_kernel<32, Chunked><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
   }
+  REDUCE_CHECK_LAUNCH();
+}
+
+// block_per_row: 128 threads per row (about 8 entries per thread for 1000-entry rows), at most 16 blocks
+// per SM resident (2,048 threads), grid-stride over the rows.
+constexpr int row_block_threads = 128;
+constexpr int warp_stream_entries = 256;
+
+template <class Value>
+void launch_combine(const spmv_plan_state& st, const std::vector<spmv_split_row>& rows, Value alpha, Value beta,
+                    Value* y, cudaStream_t s) {
+  if (rows.empty()) return;
+  const auto n = static_cast<std::int64_t>(rows.size());
+  const auto* partials = reinterpret_cast<const Value*>(st.partials.data());
+  spmv_combine_split_kernel<<<static_cast<unsigned>((n + 127) / 128), 128, 0, s>>>(st.split_rows.data(), n, partials,
+                                                                                   alpha, beta, y);
   REDUCE_CHECK_LAUNCH();
 }
 }  // namespace
@@ -68,8 +86,31 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
       REDUCE_CHECK_LAUNCH();
       break;
     case spmv_algorithm::vector:
-      launch_vector(plan.vector_width(), a, alpha, d_x, beta, d_y, sms, s);
+      if (st.vector_chunked) launch_vector<true>(plan.vector_width(), a, alpha, d_x, beta, d_y, sms, s);
+      else launch_vector<false>(plan.vector_width(), a, alpha, d_x, beta, d_y, sms, s);
       break;
+    case spmv_algorithm::warp_stream:
+      // 32 rows per warp, 8 warps per block; 256 staged entries per warp (8 per row: the Laplacians'
+      // 5-7 and random2 fit), 8 KB per block for float, so L1 keeps most of its 256 KB.
+      spmv_warp_stream_kernel<warp_stream_entries><<<grid_for(a.rows, block_threads, sms), block_threads, 0, s>>>(
+          a, alpha, d_x, beta, d_y);
+      REDUCE_CHECK_LAUNCH();
+      break;
+    case spmv_algorithm::block_per_row:
+      spmv_block_per_row_kernel<row_block_threads>
+          <<<grid_for(a.rows, 1, sms), row_block_threads, 0, s>>>(a, alpha, d_x, beta, d_y);
+      REDUCE_CHECK_LAUNCH();
+      break;
+    case spmv_algorithm::merge: {
+      // One block per merge tile (the plan checks the count fits gridDim.x); rows crossing a block
+      // boundary are finished inside the same launch by the block that writes their last part.
+      auto* partials = reinterpret_cast<Value*>(const_cast<double*>(st.partials.data()));
+      spmv_merge_kernel<<<static_cast<unsigned>(st.merge.blocks.size() - 1), merge_threads, 0, s>>>(
+          a, alpha, d_x, beta, d_y, st.merge_blocks.data(), partials, st.split_rows.data(),
+          const_cast<int*>(st.split_arrivals.data()));
+      REDUCE_CHECK_LAUNCH();
+      break;
+    }
     case spmv_algorithm::adaptive:
     case spmv_algorithm::automatic: {  // automatic never reaches here (resolved in the plan)
       const auto& part = st.partition;
@@ -78,12 +119,7 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
       spmv_adaptive_kernel<<<static_cast<unsigned>(part.tiles.size()), tile_threads, 0, s>>>(
           a, alpha, d_x, beta, d_y, st.tiles.data(), st.segments.data(), st.warp_rows.data(), partials);
       REDUCE_CHECK_LAUNCH();
-      if (!part.split_rows.empty()) {
-        const auto n = static_cast<std::int64_t>(part.split_rows.size());
-        spmv_combine_split_kernel<<<static_cast<unsigned>((n + 127) / 128), 128, 0, s>>>(
-            st.split_rows.data(), n, partials, alpha, beta, d_y);
-        REDUCE_CHECK_LAUNCH();
-      }
+      launch_combine(st, part.split_rows, alpha, beta, d_y, s);
       break;
     }
   }

@@ -71,7 +71,7 @@ spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restr
       if (q < t.entries) {
         const spmv_segment& sg = seg[segment_of(seg, nseg, q, &spmv_segment::q0)];
         const std::int64_t p = sg.p0 + (q - sg.q0);
-        staged[q] = a.values[p] * __ldg(x + a.col_idx[p]);
+        staged[q] = product(a, x, p);
       }
     }
     for (int r = tid; r < t.rows; r += tile_threads) {  // issued with the loads above: no extra latency
@@ -86,7 +86,7 @@ spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restr
     const int w = tid / ws, lane = tid % ws;
     if (w < t.count) {  // uniform per warp
       const std::int64_t row = warp_rows[t.first + w];
-      Value s = strided_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, ws);
+      Value s = chunked_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, ws);
       s = reduce::warp::reduce_to_first(s, reduce::plus{});
       if (lane == 0) store_row(y, row, s, alpha, beta);
     }
@@ -95,7 +95,7 @@ spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restr
     const bool whole = t.kind == tile_block;
     const std::int64_t begin = whole ? static_cast<std::int64_t>(a.row_ptr[t.first]) : t.begin;
     const std::int64_t end = whole ? static_cast<std::int64_t>(a.row_ptr[t.first + 1]) : t.begin + t.count;
-    Value s = strided_dot(a, x, begin, end, tid, tile_threads);
+    Value s = chunked_dot(a, x, begin, end, tid, tile_threads);
     s = block_reduce::reduce(s, reduce::plus{}, tmp);
     if (tid == 0) {
       if (whole) store_row(y, t.first, s, alpha, beta);

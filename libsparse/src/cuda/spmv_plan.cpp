@@ -20,6 +20,9 @@ const char* to_string(spmv_algorithm a) {
     case spmv_algorithm::warp_per_row: return "warp_per_row";
     case spmv_algorithm::vector: return "vector";
     case spmv_algorithm::adaptive: return "adaptive";
+    case spmv_algorithm::block_per_row: return "block_per_row";
+    case spmv_algorithm::merge: return "merge";
+    case spmv_algorithm::warp_stream: return "warp_stream";
   }
   return "unknown";
 }
@@ -27,15 +30,18 @@ const char* to_string(spmv_algorithm a) {
 spmv_algorithm parse_spmv_algorithm(std::string_view name) {
   if (name == "auto") return spmv_algorithm::automatic;
   for (auto a : {spmv_algorithm::automatic, spmv_algorithm::scalar, spmv_algorithm::shared_cached,
-                 spmv_algorithm::warp_per_row, spmv_algorithm::vector, spmv_algorithm::adaptive})
+                 spmv_algorithm::warp_per_row, spmv_algorithm::vector, spmv_algorithm::adaptive,
+                 spmv_algorithm::block_per_row, spmv_algorithm::merge, spmv_algorithm::warp_stream})
     if (name == to_string(a)) return a;
   throw std::invalid_argument("unknown SpMV algorithm '" + std::string(name) +
-                              "' (expected automatic, scalar, shared_cached, warp_per_row, vector or adaptive)");
+                              "' (expected automatic, scalar, shared_cached, warp_per_row, vector, adaptive, "
+                              "block_per_row, merge or warp_stream)");
 }
 
 std::vector<spmv_algorithm> concrete_spmv_algorithms() {
   return {spmv_algorithm::scalar, spmv_algorithm::shared_cached, spmv_algorithm::warp_per_row,
-          spmv_algorithm::vector, spmv_algorithm::adaptive};
+          spmv_algorithm::vector, spmv_algorithm::adaptive, spmv_algorithm::block_per_row, spmv_algorithm::merge,
+          spmv_algorithm::warp_stream};
 }
 
 const char* to_string(cusparse_algorithm a) { return a == cusparse_algorithm::alg1 ? "cusparse_alg1" : "cusparse_alg2"; }
@@ -98,12 +104,12 @@ spmv_algorithm choose_algorithm(const row_stats& s) {
   if (s.rows == 0 || s.nnz == 0) return spmv_algorithm::scalar;  // nothing to balance; smallest launch
   const double cv = s.mean_length > 0 ? s.stddev_length / s.mean_length : 0.0;
   const bool uniform = cv < 0.25 && s.max_length <= 2 * s.mean_length + 2;
-  if (!uniform) return spmv_algorithm::adaptive;
+  if (!uniform) return spmv_algorithm::merge;
   if (s.mean_length < 4) return spmv_algorithm::vector;          // W = 2 or 4: one entry per lane
-  if (s.mean_length <= 12) return spmv_algorithm::scalar;        // Laplacian-like
+  if (s.mean_length <= 8) return spmv_algorithm::warp_stream;    // Laplacian-like: 32 rows fit 256 entries
   if (s.mean_length < 64) return spmv_algorithm::vector;         // W = 16 or 32
-  if (s.max_length <= 1024) return spmv_algorithm::warp_per_row; // <= 32 entries per lane
-  return spmv_algorithm::adaptive;                               // uniformly very long rows: blocks
+  if (s.max_length <= 1024) return spmv_algorithm::block_per_row; // <= 8 entries per thread
+  return spmv_algorithm::merge;                                  // uniformly very long rows: split evenly
 }
 
 int choose_vector_width(const row_stats& s) {
@@ -197,20 +203,71 @@ adaptive_partition build_adaptive_partition(std::int64_t rows, const Index* row_
   return p;
 }
 
+template <class Index>
+merge_partition build_merge_partition(std::int64_t rows, const Index* row_ptr) {
+  merge_partition m;
+  const std::int64_t nnz = rows > 0 ? static_cast<std::int64_t>(row_ptr[rows]) : 0;
+  const std::int64_t items = rows + nnz;
+  const std::int64_t nblocks = (items + merge_tile - 1) / merge_tile;
+  auto end_of = [&](std::int64_t i) { return static_cast<std::int64_t>(row_ptr[i + 1]); };
+  // Merge-path search: the coordinate (rows ended, entries consumed) on diagonal d. A row's end comes
+  // before entry j when end_of(row) <= j (the same tie rule as the kernel's pass).
+  for (std::int64_t b = 0; b <= nblocks; ++b) {
+    const std::int64_t d = std::min(b * merge_tile, items);
+    std::int64_t lo = std::max<std::int64_t>(0, d - nnz), hi = std::min(d, rows);
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (end_of(mid) <= d - 1 - mid) lo = mid + 1;
+      else hi = mid;
+    }
+    spmv_merge_block blk;
+    blk.row = lo;
+    blk.nz = d - lo;
+    m.blocks.push_back(blk);
+  }
+  auto add_slot = [&](std::int64_t row) {
+    const std::int64_t slot = m.partial_slots++;
+    if (m.split_rows.empty() || m.split_rows.back().row != row) {
+      spmv_split_row r;
+      r.row = row;
+      r.first_slot = slot;
+      m.split_rows.push_back(r);
+    }
+    ++m.split_rows.back().chunks;
+    return slot;
+  };
+  for (std::int64_t b = 0; b < nblocks; ++b) {
+    auto& blk = m.blocks[static_cast<std::size_t>(b)];
+    const auto& next = m.blocks[static_cast<std::size_t>(b + 1)];
+    // The first row crosses the block's start (began before it), or the block lies inside one row.
+    const auto split_index = [&] { return static_cast<std::int64_t>(m.split_rows.size()) - 1; };
+    if (blk.row == next.row || blk.nz > static_cast<std::int64_t>(row_ptr[blk.row])) {
+      blk.first_slot = add_slot(blk.row);
+      blk.first_split = split_index();
+    }
+    // The last row is open at the block's end with entries in this block.
+    if (next.row > blk.row && next.row < rows && next.nz > static_cast<std::int64_t>(row_ptr[next.row])) {
+      blk.last_slot = add_slot(next.row);
+      blk.last_split = split_index();
+    }
+  }
+  return m;
+}
+
 }  // namespace detail
 
 template <class Value, class Index>
-spmv_plan<Value, Index>::spmv_plan(const device_csr<Value, Index>& a, spmv_algorithm algorithm)
+spmv_plan<Value, Index>::spmv_plan(const device_csr<Value, Index>& a, spmv_algorithm algorithm, int vector_width)
     : view_(a.view()), requested_(algorithm) {
   std::vector<Index> host_row_ptr(static_cast<std::size_t>(a.rows() + 1), Index(0));
   if (a.rows() > 0)
     reduce::detail::copy_to_host(host_row_ptr.data(), view_.row_ptr, host_row_ptr.size() * sizeof(Index));
-  build(host_row_ptr.data());
+  build(host_row_ptr.data(), vector_width);
 }
 
 template <class Value, class Index>
 spmv_plan<Value, Index>::spmv_plan(const csr_view<Value, Index>& device_view, const Index* host_row_ptr,
-                                   spmv_algorithm algorithm)
+                                   spmv_algorithm algorithm, int vector_width)
     : view_(device_view), requested_(algorithm) {
   if (device_view.rows < 0 || device_view.cols < 0 || host_row_ptr == nullptr)
     throw std::invalid_argument("spmv plan: negative shape or no row_ptr");
@@ -219,17 +276,35 @@ spmv_plan<Value, Index>::spmv_plan(const csr_view<Value, Index>& device_view, co
                                 std::to_string(static_cast<std::int64_t>(host_row_ptr[device_view.rows]) -
                                                host_row_ptr[0]) +
                                 " differs from nnz = " + std::to_string(device_view.nnz));
-  build(host_row_ptr);
+  build(host_row_ptr, vector_width);
 }
 
 template <class Value, class Index>
-void spmv_plan<Value, Index>::build(const Index* host_row_ptr) {
+void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width) {
+  if (vector_width != 0 && vector_width != 2 && vector_width != 4 && vector_width != 8 && vector_width != 16 &&
+      vector_width != 32)
+    throw std::invalid_argument("spmv plan: vector width " + std::to_string(vector_width) +
+                                " (expected 0 = choose, 2, 4, 8, 16 or 32)");
   stats_ = compute_row_stats(view_.rows, view_.cols, host_row_ptr);
   if (host_row_ptr[0] != 0) throw std::invalid_argument("spmv plan: row_ptr[0] must be 0");
   algorithm_ = requested_ == spmv_algorithm::automatic ? choose_algorithm(stats_) : requested_;
-  vector_width_ = choose_vector_width(stats_);
+  vector_width_ = vector_width != 0 ? vector_width : choose_vector_width(stats_);
   state_ = std::make_unique<detail::spmv_plan_state>();
   state_->sm_count = detail::current_sm_count();
+  // Chunked loads pay off when a lane gets at least one whole 4-entry chunk of a typical row.
+  state_->vector_chunked = stats_.mean_length >= 4.0 * vector_width_;
+  if (algorithm_ == spmv_algorithm::merge) {
+    auto& m = state_->merge;
+    m = detail::build_merge_partition(view_.rows, host_row_ptr);
+    if (m.blocks.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+      throw std::invalid_argument("spmv plan: " + std::to_string(m.blocks.size()) +
+                                  " merge blocks exceed the grid limit of 2^31 - 1 blocks");
+    state_->merge_blocks = reduce::device_buffer<detail::spmv_merge_block>(m.blocks);
+    state_->split_rows = reduce::device_buffer<detail::spmv_split_row>(m.split_rows);
+    state_->partials = reduce::device_buffer<double>(m.partial_slots);
+    state_->split_arrivals = reduce::device_buffer<int>(static_cast<std::int64_t>(m.split_rows.size()));
+    if (!m.split_rows.empty()) state_->split_arrivals.fill_bytes(0);
+  }
   if (algorithm_ == spmv_algorithm::adaptive) {
     auto& part = state_->partition;
     part = detail::build_adaptive_partition(view_.rows, host_row_ptr);
@@ -255,7 +330,11 @@ template <class Value, class Index>
 std::string spmv_plan<Value, Index>::describe() const {
   std::ostringstream o;
   o << to_string(algorithm_);
-  if (algorithm_ == spmv_algorithm::vector) o << " (" << vector_width_ << " lanes per row)";
+  if (algorithm_ == spmv_algorithm::vector)
+    o << " (" << vector_width_ << " lanes per row" << (state_->vector_chunked ? ", 4-entry chunks" : "") << ")";
+  if (algorithm_ == spmv_algorithm::merge)
+    o << " (" << state_->merge.blocks.size() - 1 << " blocks of " << detail::merge_tile << " items, "
+      << state_->merge.split_rows.size() << " rows cross a block boundary)";
   if (algorithm_ == spmv_algorithm::adaptive) {
     const auto& p = state_->partition;
     o << " (tiles: " << p.counts[detail::tile_stream] << " stream [" << p.segments.size() << " runs], " << p.counts[detail::tile_warp] << " warp ["
@@ -269,6 +348,8 @@ template row_stats compute_row_stats<std::int32_t>(std::int64_t, std::int64_t, c
 template row_stats compute_row_stats<std::int64_t>(std::int64_t, std::int64_t, const std::int64_t*);
 template detail::adaptive_partition detail::build_adaptive_partition<std::int32_t>(std::int64_t, const std::int32_t*);
 template detail::adaptive_partition detail::build_adaptive_partition<std::int64_t>(std::int64_t, const std::int64_t*);
+template detail::merge_partition detail::build_merge_partition<std::int32_t>(std::int64_t, const std::int32_t*);
+template detail::merge_partition detail::build_merge_partition<std::int64_t>(std::int64_t, const std::int64_t*);
 template class spmv_plan<float, std::int32_t>;
 template class spmv_plan<float, std::int64_t>;
 template class spmv_plan<double, std::int32_t>;

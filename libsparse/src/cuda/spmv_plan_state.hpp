@@ -79,10 +79,46 @@ struct adaptive_partition {
 template <class Index>
 adaptive_partition build_adaptive_partition(std::int64_t rows, const Index* row_ptr);
 
+// The merge kernel (spmv_merge.cuh): 256 threads x 7 items (rows' ends and entries) per block: 7
+// independent gathers per thread in the staging loop; 1,792 items stage 7 KB of products, 7 KB of row
+// ends and 7 KB of long-row ids (float), 8 blocks per SM. Rows of up to 12 entries in a block are summed
+// by one thread (the Laplacians' 5-7 and power-law's typical 1-10), longer ones by a warp.
+constexpr int merge_threads = 256;
+constexpr int merge_items = 7;
+constexpr int merge_thread_row = 12;
+constexpr std::int64_t merge_tile = std::int64_t{merge_threads} * merge_items;
+
+/// Where a merge block starts on the merge path: `row` row ends and `nz` entries precede it. A block whose
+/// first row began in an earlier block (or that lies inside one row) writes that row's part to
+/// partials[first_slot]; one whose last row goes on into the next block writes it to partials[last_slot].
+struct spmv_merge_block {
+  std::int64_t row = 0;
+  std::int64_t nz = 0;
+  std::int64_t first_slot = -1;
+  std::int64_t last_slot = -1;
+  std::int64_t first_split = -1;  ///< index of that row in merge_partition::split_rows
+  std::int64_t last_split = -1;
+};
+
+/// The host-side merge partition: blocks + 1 coordinates (the last is (rows, nnz)) and the rows that cross
+/// a block boundary, whose partials (consecutive slots, in block order) the combine kernel sums.
+struct merge_partition {
+  std::vector<spmv_merge_block> blocks;
+  std::vector<spmv_split_row> split_rows;
+  std::int64_t partial_slots = 0;
+};
+
+template <class Index>
+merge_partition build_merge_partition(std::int64_t rows, const Index* row_ptr);
+
 /// Device-side state of a plan.
 struct spmv_plan_state {
   int sm_count = 0;
+  bool vector_chunked = false;   // vector: lanes read 4-entry chunks (rows of >= 4 x width entries)
   adaptive_partition partition;  // host copy (sizes, for describe() and launches)
+  merge_partition merge;         // host copy for the merge algorithm
+  reduce::device_buffer<spmv_merge_block> merge_blocks;
+  reduce::device_buffer<int> split_arrivals;  // merge: chunks of each split row written so far (0 between calls)
   reduce::device_buffer<spmv_tile> tiles;
   reduce::device_buffer<spmv_segment> segments;
   reduce::device_buffer<std::int64_t> warp_rows;

@@ -1,10 +1,19 @@
 // The row-parallel SpMV kernels: scalar (a thread per row), shared_cached (the seed's csrmul_shared),
-// warp_per_row and vector (Width lanes per row). Device code only; dispatch in spmv.cu.
+// warp_per_row, vector (Width lanes per row) and block_per_row. Device code only; dispatch in spmv.cu.
 // Every kernel sums row i in a fixed order (its entries in column-storage order per thread or lane, then
-// libreduce's fixed warp tree), so results are run-to-run deterministic.
+// libreduce's fixed warp/block tree), so results are run-to-run deterministic.
+//
+// Loads: values and col_idx are plain loads (L1-cached: scalar's 32 rows per warp re-read the same lines
+// on every step), x is gathered through the read-only path (__ldg). Measured on the H200: evict-first
+// (__ldcs) loads of values/col_idx made scalar 23-38 % slower on the Laplacians and the stream tiles of
+// adaptive 1.7x slower, and gained nothing on the random classes (x stays in L2 regardless), so they are
+// not used. Lanes that own several entries of a row read them as aligned 4-entry chunks (one 16-byte load
+// for float/int32, two for double/int64), the unaligned head and tail one entry per lane.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
+#include "reduce/cuda/block_reduce.cuh"
 #include "reduce/cuda/warp_reduce.cuh"
 #include "reduce/operators.hpp"
 #include "sparse/csr_view.hpp"
@@ -17,12 +26,52 @@ __device__ __forceinline__ void store_row(Value* __restrict__ y, std::int64_t ro
   y[row] = beta == Value(0) ? alpha * s : alpha * s + beta * y[row];
 }
 
+/// Four consecutive entries from a 16-byte-aligned address (p = base + 4k).
+template <class T>
+struct quad {
+  T v[4];
+};
+template <class T>
+__device__ __forceinline__ quad<T> load4(const T* p) {
+  quad<T> q;
+  if constexpr (std::is_same_v<T, float>) {
+    const float4 f = *reinterpret_cast<const float4*>(p);
+    q.v[0] = f.x, q.v[1] = f.y, q.v[2] = f.z, q.v[3] = f.w;
+  } else if constexpr (std::is_same_v<T, std::int32_t>) {
+    const int4 f = *reinterpret_cast<const int4*>(p);
+    q.v[0] = f.x, q.v[1] = f.y, q.v[2] = f.z, q.v[3] = f.w;
+  } else if constexpr (std::is_same_v<T, double>) {
+    const double2 f = reinterpret_cast<const double2*>(p)[0], g = reinterpret_cast<const double2*>(p)[1];
+    q.v[0] = f.x, q.v[1] = f.y, q.v[2] = g.x, q.v[3] = g.y;
+  } else {
+    static_assert(std::is_same_v<T, std::int64_t>, "value float/double, index int32/int64");
+    const longlong2 f = reinterpret_cast<const longlong2*>(p)[0], g = reinterpret_cast<const longlong2*>(p)[1];
+    q.v[0] = f.x, q.v[1] = f.y, q.v[2] = g.x, q.v[3] = g.y;
+  }
+  return q;
+}
+
+/// How x is gathered: through the read-only path (ld.global.nc, L1-cached), or L2 only (ld.global.cg),
+/// which spares L1 the allocation of lines that random gathers almost never hit again.
+enum class gather { ldg, l2_only };
+template <gather G, class Value>
+__device__ __forceinline__ Value load_x(const Value* __restrict__ x, std::int64_t j) {
+  if constexpr (G == gather::ldg) return __ldg(x + j);
+  else return __ldcg(x + j);
+}
+
+/// a_p * x[col_p].
+template <class Value, class Index, gather G = gather::ldg>
+__device__ __forceinline__ Value product(const csr_view<Value, Index>& a, const Value* __restrict__ x, std::int64_t p) {
+  return a.values[p] * load_x<G>(x, a.col_idx[p]);
+}
+
 /// Sequential dot product of entries [begin, end) with x: one thread, column-storage order.
 template <class Value, class Index>
 __device__ __forceinline__ Value row_dot(const csr_view<Value, Index>& a, const Value* __restrict__ x,
                                          std::int64_t begin, std::int64_t end) {
   Value s = Value(0);
-  for (std::int64_t p = begin; p < end; ++p) s += a.values[p] * __ldg(x + a.col_idx[p]);
+  for (std::int64_t p = begin; p < end; ++p) s += product(a, x, p);
   return s;
 }
 
@@ -33,7 +82,32 @@ __device__ __forceinline__ Value strided_dot(const csr_view<Value, Index>& a, co
                                              std::int64_t begin, std::int64_t end, int lane, int stride) {
   Value s = Value(0);
 #pragma unroll 4
-  for (std::int64_t p = begin + lane; p < end; p += stride) s += a.values[p] * __ldg(x + a.col_idx[p]);
+  for (std::int64_t p = begin + lane; p < end; p += stride) s += product(a, x, p);
+  return s;
+}
+
+/// Chunked partial dot product of [begin, end) for `lanes` lanes: the unaligned head (< 4 entries) one
+/// entry per lane, then aligned 4-entry chunks (16-byte loads: four independent gathers per load) strided
+/// over the lanes, then the tail (< 4 entries) one per lane. Each lane's order is fixed by the structure.
+template <gather G = gather::ldg, class Value, class Index>
+__device__ __forceinline__ Value chunked_dot(const csr_view<Value, Index>& a, const Value* __restrict__ x,
+                                             std::int64_t begin, std::int64_t end, int lane, int lanes) {
+  const std::int64_t body = (begin + 3) & ~std::int64_t{3};
+  const std::int64_t ab = body < end ? body : end;                       // aligned body start
+  const std::int64_t ae = (end & ~std::int64_t{3}) > ab ? (end & ~std::int64_t{3}) : ab;  // aligned body end
+  Value s = Value(0);
+  for (std::int64_t p = begin + lane; p < ab; p += lanes) s += product<Value, Index, G>(a, x, p);
+#pragma unroll 2
+  for (std::int64_t c = ab + 4 * static_cast<std::int64_t>(lane); c < ae; c += 4 * static_cast<std::int64_t>(lanes)) {
+    const quad<Value> v = load4(a.values + c);
+    const quad<Index> j = load4(a.col_idx + c);
+    const Value x0 = load_x<G>(x, j.v[0]), x1 = load_x<G>(x, j.v[1]), x2 = load_x<G>(x, j.v[2]), x3 = load_x<G>(x, j.v[3]);
+    s += v.v[0] * x0;
+    s += v.v[1] * x1;
+    s += v.v[2] * x2;
+    s += v.v[3] * x3;
+  }
+  for (std::int64_t p = ae + lane; p < end; p += lanes) s += product<Value, Index, G>(a, x, p);
   return s;
 }
 
@@ -73,7 +147,7 @@ spmv_shared_cached_kernel(csr_view<Value, Index> a, Value alpha, const Value* __
   }
 }
 
-/// warp_per_row: one warp per row, lanes stride the row, reduce::warp::reduce_to_first finishes it.
+/// warp_per_row: one warp per row, lanes take 4-entry chunks of the row (chunked_dot), reduce::warp::reduce_to_first finishes it.
 /// The loop bound is uniform per warp, so all 32 lanes reach the shuffle together.
 template <class Value, class Index>
 __global__ void __launch_bounds__(256)
@@ -84,16 +158,18 @@ spmv_warp_per_row_kernel(csr_view<Value, Index> a, Value alpha, const Value* __r
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / ws);
   for (std::int64_t row = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / ws; row < a.rows;
        row += warps) {
-    Value s = strided_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, ws);
+    Value s = chunked_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, ws);
     s = reduce::warp::reduce_to_first(s, reduce::plus{});
     if (lane == 0) store_row(y, row, s, alpha, beta);
   }
 }
 
 /// vector: Width lanes per row (Width in 2..32), reduce::warp::all_reduce<Width> finishes each row.
+/// Chunked: lanes read aligned 4-entry chunks (chunked_dot; for rows of >= 4 Width entries), otherwise
+/// one entry per lane per step (strided_dot).
 /// The loop runs over warp-sized groups of rows so every lane of the warp joins every shuffle; lanes of a
 /// row past the end contribute a 0 they never store.
-template <int Width, class Value, class Index>
+template <int Width, bool Chunked, class Value, class Index>
 __global__ void __launch_bounds__(256)
 spmv_vector_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
   constexpr int ws = reduce::warp::warp_size;
@@ -105,9 +181,67 @@ spmv_vector_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restric
   for (std::int64_t base = warp * rows_per_warp; base < a.rows; base += warps * rows_per_warp) {
     const std::int64_t row = base + group;
     Value s = Value(0);
-    if (row < a.rows) s = strided_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, Width);
+    if (row < a.rows) {
+      if constexpr (Chunked) s = chunked_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, Width);
+      else s = strided_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, Width);
+    }
     s = reduce::warp::all_reduce<Width>(s, reduce::plus{});
     if (row < a.rows && lane == 0) store_row(y, row, s, alpha, beta);
+  }
+}
+
+/// warp_stream: CSR-stream per warp. A warp owns 32 consecutive rows; their entries (one contiguous
+/// stretch, at most WarpEntries) are multiplied with x using fully coalesced loads (each load instruction
+/// reads 128 consecutive bytes; several per lane in flight) and staged in shared memory, then each lane
+/// sums its own row from there in storage order: the same order, hence the same bits, as scalar, without
+/// scalar's 32 scattered row streams per warp. A warp whose rows hold more entries than fit falls back to
+/// scalar's loop for those rows (uniform per warp). No block barrier: only __syncwarp.
+template <int WarpEntries, class Value, class Index>
+__global__ void __launch_bounds__(256)
+spmv_warp_stream_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
+                        Value* __restrict__ y) {
+  constexpr int ws = reduce::warp::warp_size;
+  __shared__ Value staged[256 / ws][WarpEntries];
+  const int lane = static_cast<int>(threadIdx.x) % ws, w = static_cast<int>(threadIdx.x) / ws;
+  Value* buf = staged[w];
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / ws);
+  for (std::int64_t base = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / ws * ws; base < a.rows;
+       base += warps * ws) {
+    const std::int64_t last = base + ws < a.rows ? base + ws : a.rows;
+    const std::int64_t p0 = a.row_ptr[base], p1 = a.row_ptr[last];
+    const std::int64_t row = base + lane;
+    const std::int64_t b = row < a.rows ? static_cast<std::int64_t>(a.row_ptr[row]) : p1;
+    const std::int64_t e = row < a.rows ? static_cast<std::int64_t>(a.row_ptr[row + 1]) : p1;
+    Value s = Value(0);
+    if (p1 - p0 <= WarpEntries) {  // uniform per warp
+#pragma unroll 4
+      for (std::int64_t q = p0 + lane; q < p1; q += ws) buf[q - p0] = product(a, x, q);
+      __syncwarp();
+      for (std::int64_t q = b; q < e; ++q) s += buf[q - p0];
+      __syncwarp();  // buf is refilled by the next 32 rows
+    } else {
+      s = row_dot(a, x, b, e);
+    }
+    if (row < a.rows) store_row(y, row, s, alpha, beta);
+  }
+}
+
+/// block_per_row: BlockThreads threads per row (chunked_dot, x gathered L2-only: with 1000 random columns
+/// per row out of 2M, L1 almost never hits), reduce::block::block_reduce finishes it.
+/// For uniformly long rows with few rows (20k rows of 1000: a warp per row leaves 2.4 waves of warps, the
+/// last one 40 % full; 128-thread blocks give 9.5 rows per resident block, a 5 % tail).
+template <int BlockThreads, class Value, class Index>
+__global__ void __launch_bounds__(BlockThreads)
+spmv_block_per_row_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
+                          Value* __restrict__ y) {
+  using block_reduce = reduce::block::block_reduce<BlockThreads, Value>;
+  __shared__ typename block_reduce::storage tmp;
+  const int tid = static_cast<int>(threadIdx.x);
+  for (std::int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {  // uniform per block
+    Value s = chunked_dot<gather::l2_only>(a, x, a.row_ptr[row], a.row_ptr[row + 1], tid, BlockThreads);
+    s = block_reduce::reduce(s, reduce::plus{}, tmp);
+    if (tid == 0) store_row(y, row, s, alpha, beta);
+    __syncthreads();  // tmp is reused by the next row
   }
 }
 

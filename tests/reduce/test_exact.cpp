@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "../../libreduce/src/cuda/exact_window.hpp"  // white-box: the GPU kernel's accumulator, run on the host
 #include "oracle.hpp"
 #include "reduce_paths.hpp"
 
@@ -179,6 +180,82 @@ CPU_TEST_CASE_TEMPLATE(reference_reproducible_sum_is_correctly_rounded, T, float
   check_reproducible_random<T>(test::path::reference);
   check_reproducible_exact_cases<T>(test::path::reference);
 }
+// The GPU kernel's per-thread accumulator (exact_window.hpp), run here on the host: the elements are
+// split into random "threads" (contiguous runs, as the kernel's head / tiles / tail), each fed through
+// a random mix of whole tiles (16 floats / 8 doubles, the branch-free pass) and single elements, then
+// flushed into one set of limbs and rounded once. The result must be the CPU twin's bits exactly, for
+// data that keeps the window still (uniform), moves it all the time (random exponents over the whole
+// range, subnormals, zeros), cancels (1e30-sized pairs) and holds inf/NaN.
+template <class T>
+void check_window_against_twin(const std::vector<T>& x, std::uint64_t seed) {
+  using reduce::detail::exact_traits;
+  constexpr int L = exact_traits<T>::limbs;
+  constexpr int N = 64 / static_cast<int>(sizeof(T));  // the kernel's tile: 4 x 16 bytes
+  std::vector<std::int64_t> limbs(L, 0);
+  std::vector<std::uint32_t> digits(L);
+  auto sink = [&](int k, long long d) {
+    BOOST_REQUIRE(k >= 0 && k < L);
+    limbs[static_cast<std::size_t>(k)] += d;
+  };
+  auto g = test::rng(seed);
+  unsigned flags = 0;
+  std::size_t i = 0;
+  while (i < x.size()) {
+    reduce::detail::exact_window<T> w;
+    const std::size_t run = std::min<std::size_t>(x.size() - i, 1 + g() % 300);
+    const std::size_t end = i + run;
+    while (i < end) {
+      if (end - i >= static_cast<std::size_t>(N) && g() % 4 != 0) {
+        T tile[N];
+        std::copy(x.begin() + static_cast<std::ptrdiff_t>(i), x.begin() + static_cast<std::ptrdiff_t>(i + N), tile);
+        w.add_tile(tile, sink);
+        i += N;
+      } else {
+        w.add(x[i++], sink);
+      }
+    }
+    w.flush(sink);
+    flags |= w.flags;
+  }
+  const T got = reduce::detail::exact_to_float<T>(limbs.data(), flags, digits.data());
+  const T twin = reduce::reference::reproducible_sum(x.data(), static_cast<std::int64_t>(x.size()));
+  BOOST_TEST(same_bits(got, twin), "window " << got << " vs CPU twin " << twin);
+}
+
+CPU_TEST_CASE_TEMPLATE(gpu_window_accumulator_gives_the_twins_bits, T, float_types) {
+  using tr = reduce::detail::exact_traits<T>;
+  for (std::int64_t n : {std::int64_t{1}, std::int64_t{17}, std::int64_t{1000}, std::int64_t{100003}}) {
+    BOOST_TEST_CONTEXT("n = " << n) {
+      check_window_against_twin(test::random_vector<T>(n, T(-1), T(1), 900 + static_cast<std::uint64_t>(n)), 1);
+      long double exact = 0;
+      check_window_against_twin(cancelling_input<T>(n, 950 + static_cast<std::uint64_t>(n), exact), 2);
+      // Random bit patterns: every exponent (subnormals, huge values), with the non-finite ones
+      // replaced by zeros, then the same with a few infinities and a NaN.
+      auto g = test::rng(990 + static_cast<std::uint64_t>(n));
+      std::vector<T> wide(static_cast<std::size_t>(n));
+      for (auto& v : wide) {
+        typename tr::bits_t b = static_cast<typename tr::bits_t>(g());
+        if (((b >> tr::mant_bits) & tr::exp_mask) == static_cast<typename tr::bits_t>(tr::exp_mask)) b = 0;
+        if (g() % 8 == 0) b &= ~(((typename tr::bits_t{1} << tr::mant_bits) - 1));  // powers of two, zeros
+        std::memcpy(&v, &b, sizeof v);
+      }
+      check_window_against_twin(wide, 3);
+      // Same exponents, magnitudes shrinking then growing: the window moves down and up.
+      std::vector<T> ramp(wide);
+      std::sort(ramp.begin(), ramp.end(), [](T a, T b) { return std::fabs(a) > std::fabs(b); });
+      check_window_against_twin(ramp, 4);
+      std::reverse(ramp.begin(), ramp.end());
+      check_window_against_twin(ramp, 5);
+      wide[wide.size() / 2] = std::numeric_limits<T>::infinity();
+      check_window_against_twin(wide, 6);
+      wide[0] = -std::numeric_limits<T>::infinity();
+      check_window_against_twin(wide, 7);
+      wide[wide.size() - 1] = std::numeric_limits<T>::quiet_NaN();
+      check_window_against_twin(wide, 8);
+    }
+  }
+}
+
 GPU_TEST_CASE_TEMPLATE(cuda_reproducible_sum_is_correctly_rounded, T, float_types) {
   for (auto p : test::cuda_paths) {
     check_reproducible_random<T>(p);

@@ -179,8 +179,9 @@ T dot(const T* d_x, const T* d_y, std::int64_t n, stream_t stream = nullptr);
 // reproducible_sum / compensated_sum (float, double)
 /// The CORRECTLY ROUNDED sum (round to nearest even) of d_in[0..n), hence bitwise identical whatever
 /// the grid, block size, GPU or backend (the CPU twin returns the same bits). Each element is added
-/// EXACTLY as an integer multiple of the smallest subnormal into a per-thread 128-bit window and then
-/// into a multi-limb integer accumulator (integer addition is associative), which is rounded once.
+/// EXACTLY as an integer multiple of the smallest subnormal into a per-thread window (a 128-bit integer
+/// spanning 32 exponents) and then into a multi-limb integer accumulator (integer addition is
+/// associative), which is rounded once.
 /// One launch, as sum. Error bound: |s - exact| <= u |exact| (half an ulp); overflow gives +-inf as
 /// IEEE rounding would. NaN anywhere, or both +inf and -inf, gives NaN; otherwise an inf gives that inf.
 /// Example:
@@ -260,11 +261,14 @@ void segmented_max(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
 
 // ------------------------------------------------------------------------------------------------
 namespace detail {
-/// A forced launch shape, for tests and benchmarks: grid blocks of `block` threads (block in
-/// {128, 256, 512}; grid >= 1, at most 2048). 0 means "choose as usual".
+/// A forced launch shape, for tests and benchmarks: grid blocks of `block` threads (grid >= 1, at
+/// most 4096; 0 means "choose as usual"). reproducible_sum: block in {128, 256, 512}. sum: block in
+/// {128, 256, 512, 1024} with `unroll` (16-byte loads in flight per thread) 4, or {256, 512} with 8;
+/// all three 0 is the usual shape.
 struct launch_config {
   int grid = 0;
   int block = 0;
+  int unroll = 0;
 };
 /// reproducible_sum with a forced launch shape (the result must not depend on it).
 template <class T>

@@ -13,7 +13,8 @@ template <int Threads, class T>
 void launch_reproducible(const T* d_in, std::int64_t n, T* d_out, void* scratch, cudaStream_t stream, int grid) {
   static_assert(exact_traits<T>::limbs * sizeof(std::int64_t) <= exact_limbs_bytes);
   auto kernel = reproducible_sum_kernel<Threads, T>;
-  if (grid <= 0) grid = single_pass_grid(kernel, n, Threads, 4, vec_elems<T>);
+  static std::atomic<int> waves[64] = {};  // one per instantiation: see cached_wave
+  if (grid <= 0) grid = policy_grid(n, sizeof(T), cached_wave(waves, kernel, Threads));
   grid = std::min(grid, max_grid);
   char* s = static_cast<char*>(scratch);
   kernel<<<grid, Threads, 0, stream>>>(d_in, n, reinterpret_cast<unsigned long long*>(s + exact_limbs_offset),

@@ -1,77 +1,77 @@
-// Kernel of reduce::reproducible_sum: exact integer accumulation (exact_sum.hpp), one launch.
+// Kernel of reduce::reproducible_sum: exact integer accumulation, one launch.
 //
-// Per element (about 25 integer instructions, under the ~26 per element an H200 can issue while
-// streaming floats at 4.8 TB/s): decompose x into +-m << p, add it into a per-thread 128-bit
-// two's-complement WINDOW whose least significant bit is 2^(base + lsb_exp), base a multiple of 32,
-// when p - base is in [0, 64) (mantissa << t stays below 2^88 for float, 2^117 for double, so the
-// window holds 2^39 floats or 2^10 doubles: doubles flush every 512). An element outside the window
-// flushes the window into the block's shared limbs (four shared 64-bit atomics) and re-centres it
-// 32..63 bits below the element, so data spanning < 2^32 in magnitude rarely flushes.
-// At the end each block adds its nonzero limbs to the global accumulator with 64-bit integer atomics
-// (associative, so order-free), and the last block rounds the total once and zeroes the accumulator.
+// Each thread runs an exact_window (exact_window.hpp): full aligned tiles (16 floats / 8 doubles per
+// thread) go through its branch-free tile pass, the rest element by element; elements outside the
+// window go into the block's shared limbs (rare). At the end each warp adds its windows with a
+// shuffle tree and ONE lane per distinct limb offset does the shared atomics (256 threads adding into
+// the same 64-bit shared limbs at once serialized into ~1000 compare-and-swap loops: most of the
+// ~20 us fixed cost of the previous version). Blocks add their nonzero limbs to the global
+// accumulator with 64-bit integer atomics (associative, so order-free), and the last block rounds the
+// total once (exact_to_float) and zeroes the accumulator. Limb magnitudes: every digit added is
+// < 2^32 (< 2^37 after a warp's sum), one per flush, so int64 limbs hold the flushes of any n < 2^31
+// elements even if every element left its window.
 #pragma once
 #include <cstdint>
 
 #include "exact_sum.hpp"
+#include "exact_window.hpp"
 #include "reduce/cuda/single_pass.cuh"
+#include "reduce/cuda/warp_reduce.cuh"
 
 namespace reduce::detail {
 
+// Resident threads per SM asked of the register allocator: 1024 (<= 64 registers; float needs 63,
+// double 62, no spills; 64 KiB of loads in flight per SM, more than the ~36 KiB that DRAM latency
+// needs). Forcing 1280 or 1536 for float spills 12-32 bytes.
+template <class T>
+constexpr int reproducible_threads_per_sm = 1024;
+
 template <int Threads, class T>
-__global__ void __launch_bounds__(Threads)
+__global__ void __launch_bounds__(Threads, reproducible_threads_per_sm<T> / Threads)
 reproducible_sum_kernel(const T* __restrict__ in, std::int64_t n, unsigned long long* __restrict__ global_limbs,
                         unsigned int* __restrict__ global_flags, unsigned int* __restrict__ done_blocks,
                         T* __restrict__ out) {
-  using tr = exact_traits<T>;
-  constexpr int L = tr::limbs;
-  constexpr int flush_every = sizeof(T) == 8 ? 512 : 0;
+  constexpr int L = exact_traits<T>::limbs;
   __shared__ unsigned long long limbs[L];
   __shared__ std::uint32_t digits[L];  // exact_to_float's scratch
   __shared__ bool am_last;
   for (int i = static_cast<int>(threadIdx.x); i < L; i += Threads) limbs[i] = 0;
   __syncthreads();
 
-  unsigned __int128 acc = 0;
-  int base = -1;  // no window yet
-  int count = 0;
-  unsigned flags = 0;
-  auto flush = [&]() {
-    if (acc != 0) {
-      const int k = base >> 5;
-      const auto lo = static_cast<std::uint64_t>(acc);
-      const auto hi = static_cast<std::uint64_t>(acc >> 64);
-      atomicAdd(&limbs[k], lo & 0xffffffffull);
-      atomicAdd(&limbs[k + 1], lo >> 32);
-      atomicAdd(&limbs[k + 2], hi & 0xffffffffull);
-      // the top 32 bits carry the sign: sign-extend to 64 bits
-      atomicAdd(&limbs[k + 3], static_cast<unsigned long long>(
-                                   static_cast<long long>(static_cast<std::int32_t>(static_cast<std::uint32_t>(hi >> 32)))));
+  exact_window<T> w;
+  // The slow path's digits: straight into the block's limbs (rare: see exact_window.hpp).
+  struct shared_sink {
+    unsigned long long* l;
+    __device__ void operator()(int k, long long d) const { atomicAdd(&l[k], static_cast<unsigned long long>(d)); }
+  } sink{limbs};
+  traverse<Threads, 4, false>(
+      in, in, n, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x),
+      [&](std::int64_t, T x, T) { w.add(x, sink); },
+      [&](const auto& tile) { w.add_tile(tile, sink); });
+
+  // Warp-aggregated flush: lanes whose windows start at the same limb add their digits with a
+  // shuffle tree, and one lane per distinct limb offset does the shared atomics.
+  {
+    const int base = w.base();
+    const bool has = w.total != 0;
+    long long d[5] = {0, 0, 0, 0, 0};
+    if (has) window_digits(w.total, base, d);
+    const int k = has ? base >> 5 : 0;
+    const int lane_id = static_cast<int>(threadIdx.x) & (warp::warp_size - 1);
+    unsigned pending = __ballot_sync(warp::full_mask, has);
+    while (pending) {
+      const int leader = __ffs(static_cast<int>(pending)) - 1;
+      const int kl = __shfl_sync(warp::full_mask, k, leader);
+      const bool mine = has && k == kl;
+#pragma unroll
+      for (int i = 0; i < 5; ++i) {
+        const long long s = warp::sum(mine ? d[i] : 0ll);  // |s| < 32 * 2^32
+        if (lane_id == leader && s != 0) atomicAdd(&limbs[kl + i], static_cast<unsigned long long>(s));
+      }
+      pending &= ~__ballot_sync(warp::full_mask, mine);
     }
-    acc = 0;
-    count = 0;
-  };
-  traverse<Threads, 4, false>(in, in, n, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x),
-                              [&](std::int64_t, T x, T) {
-                                std::uint64_t m;
-                                int p;
-                                bool neg;
-                                if (!decompose(x, m, p, neg, flags)) return;
-                                int t = p - base;
-                                if (base < 0 || t < 0 || t >= 64) {
-                                  flush();
-                                  base = (p & ~31) - 32 > 0 ? (p & ~31) - 32 : 0;
-                                  t = p - base;
-                                }
-                                const std::uint64_t lo = m << t;
-                                const std::uint64_t hi = (m >> 1) >> (63 - t);
-                                unsigned __int128 v = (static_cast<unsigned __int128>(hi) << 64) | lo;
-                                if (neg) v = -v;
-                                acc += v;
-                                if constexpr (flush_every > 0) {
-                                  if (++count == flush_every) flush();
-                                }
-                              });
-  flush();
+  }
+  const unsigned flags = w.flags;
   const unsigned block_flags = (__syncthreads_or(flags & exact_nan) ? exact_nan : 0u) |
                                (__syncthreads_or(flags & exact_pos_inf) ? exact_pos_inf : 0u) |
                                (__syncthreads_or(flags & exact_neg_inf) ? exact_neg_inf : 0u);

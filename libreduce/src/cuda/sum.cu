@@ -56,11 +56,13 @@ transform_reducer<T, std::int64_t, std::int64_t, nan_test, plus> make_count_nan(
 
 std::int64_t single_pass_chain_length(std::int64_t n, std::size_t element_bytes) {
   const int vec = element_bytes <= 16 && 16 % element_bytes == 0 ? static_cast<int>(16 / element_bytes) : 4;
-  const std::int64_t per_tile = std::int64_t{default_threads} * default_unroll * vec;
-  const std::int64_t tiles = (n + per_tile - 1) / per_tile;
-  // Every kernel gets at least one resident block per SM, so its grid is >= min(tiles, SMs): the chain
-  // is longest for the smallest grid, plus at most max_grid / threads partials per thread at the end.
-  const int grid = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(tiles, sm_count())));
+  // The usual shapes (launch_default): one block of single_block_threads for small inputs, else the
+  // policy grid, which is at least min(its block count, SMs) because every kernel has at least one
+  // resident block per SM; the chain is longest for the smallest grid, plus at most
+  // max_grid / threads partials per thread at the end.
+  if (n * static_cast<std::int64_t>(element_bytes) <= single_block_bytes)
+    return chain_length(n, 1, single_block_threads, default_unroll, vec);
+  const int grid = std::min(policy_grid(n, element_bytes, max_grid), sm_count());
   return chain_length(n, grid, default_threads, default_unroll, vec) + max_grid / default_threads;
 }
 
@@ -69,13 +71,33 @@ void sum(const T* d_in, std::int64_t n, T* d_out, workspace& ws, launch_config c
   check_count(n, "reduce::detail::sum");
   require_workspace(ws, workspace_bytes, "reduce::detail::sum");
   const auto r = make_sum<T>();
-  switch (config.block) {
-    case 0:
-    case 256: launch_single_pass<256>(d_in, d_in, n, r, d_out, ws.data(), stream, config.grid); break;
-    case 128: launch_single_pass<128>(d_in, d_in, n, r, d_out, ws.data(), stream, config.grid); break;
-    case 512: launch_single_pass<512>(d_in, d_in, n, r, d_out, ws.data(), stream, config.grid); break;
-    default: throw std::invalid_argument("reduce::detail::sum: block must be 128, 256 or 512");
+  using R = decltype(r);
+  void* s = ws.data();
+  const int g = config.grid;
+  const int unroll = config.unroll == 0 ? default_unroll : config.unroll;
+  if (config.block == 0 && config.grid == 0 && config.unroll == 0) {
+    launch_default(d_in, d_in, n, r, d_out, s, stream);
+    return;
   }
+  if (unroll == 4) {
+    switch (config.block) {
+      case 0:
+      case 256: launch_single_pass<256, R, 4>(d_in, d_in, n, r, d_out, s, stream, g); return;
+      case 128: launch_single_pass<128, R, 4>(d_in, d_in, n, r, d_out, s, stream, g); return;
+      case 512: launch_single_pass<512, R, 4>(d_in, d_in, n, r, d_out, s, stream, g); return;
+      case 1024: launch_single_pass<1024, R, 4>(d_in, d_in, n, r, d_out, s, stream, g); return;
+      default: break;
+    }
+  } else if (unroll == 8) {
+    switch (config.block) {
+      case 0:
+      case 256: launch_single_pass<256, R, 8>(d_in, d_in, n, r, d_out, s, stream, g); return;
+      case 512: launch_single_pass<512, R, 8>(d_in, d_in, n, r, d_out, s, stream, g); return;
+      default: break;
+    }
+  }
+  throw std::invalid_argument(
+      "reduce::detail::sum: block must be 128, 256, 512 or 1024 with unroll 4, or 256 or 512 with unroll 8");
 }
 
 }  // namespace detail

@@ -204,14 +204,37 @@ int resident_blocks(Kernel kernel, int threads) {
   return blocks;
 }
 
-/// Grid of a single-pass launch: enough blocks for every tile of Threads * Unroll vectors, at most
-/// one full wave of resident blocks (more would only queue behind the first wave), at most max_grid.
+// ---- launch-shape policy (measured on an H200, see libreduce/README.md) ----
+// A multi-block launch pays a tail of about three dependent L2 round trips (partial store + fence,
+// completion counter, the last block's reload of the partials: >= 1.3 us measured) plus one
+// serialized counter atomic per block; a block also costs its share of the wave's start-up. So small inputs run in ONE
+// block of single_block_threads (no counter, no fence), and larger ones get one block per
+// block_min_bytes of input, up to one full wave of resident blocks.
+constexpr std::int64_t single_block_bytes = std::int64_t{128} << 10;  // <= 32K floats: one block
+constexpr int single_block_threads = 512;                            // 512 x 4 x 16 B = 32 KiB per tile
+constexpr std::int64_t block_min_bytes = std::int64_t{32} << 10;     // 2 tiles of 256 x 4 x 16 B
+
+/// Grid of a single-pass launch of `threads`-thread blocks for n elements of `elem_bytes` bytes, given
+/// the wave (SMs x resident blocks): one block per block_min_bytes, at most one wave and max_grid.
+inline int policy_grid(std::int64_t n, std::size_t elem_bytes, std::int64_t wave) {
+  const std::int64_t bytes = n * static_cast<std::int64_t>(elem_bytes);
+  const std::int64_t blocks = (bytes + block_min_bytes - 1) / block_min_bytes;
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({blocks, wave, max_grid})));
+}
+
+/// One full wave of `kernel` at `threads` threads on the current device. `cache` must be a static
+/// array owned by ONE kernel instantiation (kernels of one signature share a function-pointer type,
+/// so the cache cannot be keyed by the type): no lock on the call path of a small reduction, which is
+/// dominated by host overhead.
 template <class Kernel>
-int single_pass_grid(Kernel kernel, std::int64_t n, int threads, int unroll, int vec) {
-  const std::int64_t per_tile = std::int64_t{threads} * unroll * (vec > 0 ? vec : 4);
-  const std::int64_t tiles = (n + per_tile - 1) / per_tile;
-  const std::int64_t wave = std::int64_t{sm_count()} * resident_blocks(kernel, threads);
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({tiles, wave, max_grid})));
+std::int64_t cached_wave(std::atomic<int> (&cache)[64], Kernel kernel, int threads) {
+  const int slot = current_device() & 63;
+  int w = cache[slot].load(std::memory_order_relaxed);
+  if (w == 0) {
+    w = sm_count() * resident_blocks(kernel, threads);
+    cache[slot].store(w, std::memory_order_relaxed);
+  }
+  return w;
 }
 
 inline void check_count(std::int64_t n, const char* what) {
@@ -220,19 +243,31 @@ inline void check_count(std::int64_t n, const char* what) {
 
 /// Launches single_pass_kernel for reducer `r` on `scratch` (workspace layout above; the done counter
 /// must be zero, and is zero again when the kernel ends). grid = 0: the usual shape.
-template <int Threads, class R>
+template <int Threads, class R, int Unroll = default_unroll>
 void launch_single_pass(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n,
                         const R& r, typename R::out_type* d_out, void* scratch, cudaStream_t stream,
                         int grid = 0) {
   static_assert(sizeof(typename R::acc_type) <= max_partial_bytes, "accumulator larger than a partial slot");
   static_assert(std::is_trivially_copyable_v<typename R::acc_type>, "accumulators are moved as bytes");
-  auto kernel = single_pass_kernel<Threads, default_unroll, R>;
-  if (grid <= 0) grid = single_pass_grid(kernel, n, Threads, default_unroll, vec_elems<typename R::value_type>);
+  auto kernel = single_pass_kernel<Threads, Unroll, R>;
+  static std::atomic<int> waves[64] = {};  // one per instantiation: see cached_wave
+  if (grid <= 0) grid = policy_grid(n, sizeof(typename R::value_type), cached_wave(waves, kernel, Threads));
   grid = std::min(grid, max_grid);
   auto* counter = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch) + done_counter_offset);
   auto* partials = reinterpret_cast<typename R::acc_type*>(static_cast<char*>(scratch) + partials_offset);
   kernel<<<grid, Threads, 0, stream>>>(x, y, n, r, partials, counter, d_out);
   REDUCE_CHECK_LAUNCH();
+}
+
+/// The usual shape: one block of single_block_threads for small inputs, else the policy grid of
+/// default_threads blocks.
+template <class R>
+void launch_default(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n,
+                    const R& r, typename R::out_type* d_out, void* scratch, cudaStream_t stream) {
+  if (n * static_cast<std::int64_t>(sizeof(typename R::value_type)) <= single_block_bytes)
+    launch_single_pass<single_block_threads>(x, y, n, r, d_out, scratch, stream, 1);
+  else
+    launch_single_pass<default_threads>(x, y, n, r, d_out, scratch, stream);
 }
 
 inline void require_workspace(const workspace& ws, std::size_t bytes, const char* what) {
@@ -267,11 +302,11 @@ void run(const typename R::value_type* x, const typename R::value_type* y, std::
   check_count(n, what);
   if (ws) {
     require_workspace(*ws, workspace_bytes, what);
-    launch_single_pass<default_threads>(x, y, n, r, d_out, ws->data(), stream);
+    launch_default(x, y, n, r, d_out, ws->data(), stream);
   } else {
     // Only the counters (and limbs) need zeroing; the partials are written before they are read.
     pool_scratch s(workspace_bytes, zeroed_bytes, stream);
-    launch_single_pass<default_threads>(x, y, n, r, d_out, s.data(), stream);
+    launch_default(x, y, n, r, d_out, s.data(), stream);
   }
 }
 

@@ -67,9 +67,16 @@ __device__ __forceinline__ T load_vector_element(const int4& raw, int e) {
 /// b + blocks, ...; thread t takes vectors t, t + Threads, ... of a tile, all Unroll loads issued before
 /// any use), then a tail of < 16 bytes. The order of calls for each thread is fixed by (n, blocks).
 /// With two inputs whose misalignments differ, every element is loaded on its own.
-template <int Threads, int Unroll, bool TwoInputs, class T, class F>
+/// With a `tile_f` (one input only), each thread's share of a FULL aligned tile is handed over at once
+/// as an array of Unroll * 16 / sizeof(T) elements (tile_f(const T (&)[N])) instead of element by
+/// element: the reproducible sum processes it branch-free. Everything else still goes through f.
+struct no_tile_fn {};
+template <int Threads, int Unroll, bool TwoInputs, class T, class F, class G = no_tile_fn>
 __device__ __forceinline__ void traverse(const T* __restrict__ x, const T* __restrict__ y, std::int64_t n,
-                                         int block_rank, int blocks, F&& f) {
+                                         int block_rank, int blocks, F&& f, G&& tile_f = G{}) {
+  constexpr bool whole_tiles = !std::is_same_v<std::decay_t<G>, no_tile_fn>;
+  static_assert(!(whole_tiles && TwoInputs), "tile_f takes one input");
+  (void)tile_f;
   constexpr int V = vec_elems<T>;
   const int tid = static_cast<int>(threadIdx.x);
   const std::int64_t gid = static_cast<std::int64_t>(block_rank) * Threads + tid;
@@ -122,14 +129,23 @@ __device__ __forceinline__ void traverse(const T* __restrict__ x, const T* __res
         a[k] = __ldg(vx + v0 + static_cast<std::int64_t>(k) * Threads);
         if constexpr (TwoInputs) b[k] = __ldg(vy + v0 + static_cast<std::int64_t>(k) * Threads);
       }
+      if constexpr (whole_tiles) {
+        T v[Unroll * V];
 #pragma unroll
-      for (int k = 0; k < Unroll; ++k) {
-        const std::int64_t i0 = head + (v0 + static_cast<std::int64_t>(k) * Threads) * V;
+        for (int k = 0; k < Unroll; ++k)
 #pragma unroll
-        for (int e = 0; e < V; ++e) {
-          const T xv = load_vector_element<T>(a[k], e);
-          if constexpr (TwoInputs) f(i0 + e, xv, load_vector_element<T>(b[k], e));
-          else f(i0 + e, xv, xv);
+          for (int e = 0; e < V; ++e) v[k * V + e] = load_vector_element<T>(a[k], e);
+        tile_f(v);
+      } else {
+#pragma unroll
+        for (int k = 0; k < Unroll; ++k) {
+          const std::int64_t i0 = head + (v0 + static_cast<std::int64_t>(k) * Threads) * V;
+#pragma unroll
+          for (int e = 0; e < V; ++e) {
+            const T xv = load_vector_element<T>(a[k], e);
+            if constexpr (TwoInputs) f(i0 + e, xv, load_vector_element<T>(b[k], e));
+            else f(i0 + e, xv, xv);
+          }
         }
       }
     }

@@ -1,0 +1,195 @@
+// The reproducible sum's per-thread accumulator (host and device code; no CUDA headers): exact, so
+// the final rounding (exact_to_float) gives the same bits however the elements were split among
+// threads and blocks. The CUDA kernel runs it; tests/reduce/test_exact.cpp runs it on the host with
+// random splits and compares with the CPU twin bit for bit.
+//
+// Every finite x is the integer +-m << p in units of the smallest subnormal (exact_sum.hpp). The
+// accumulator keeps a WINDOW: a base exponent and a two's-complement __int128 `total` holding
+// sum (+-m << (p - base)) of the elements with t = p - base in [0, 32):
+//   float:  +-m << t < 2^55: a tile of 16 elements is summed in an int64 (< 2^59), then added to total;
+//   double: +-m << t < 2^85: summed in an __int128 (2^42 elements before it could overflow).
+// add_tile() is branch-free over the tile (about 16 integer instructions per float: unpack, a select
+// for the sign, one for "outside the window", a 64-bit shift and add) and takes a second, per-element
+// pass only when some element lies outside the window or is not finite. Measured on an H200 it is
+// SLOWER than calling add() per element with the slow path inline (540 vs 327 us at 2^28 floats):
+// the kernel needs 63 registers instead of 40 (see libreduce/README.md, Measured figures). There slow() adds an element
+// below the window straight to the limbs, and one above it empties the window into the limbs and
+// re-centres the window `window_centre` exponents below it (so 2^7 larger and 2^24 smaller elements
+// fit): uniform data in [-1, 1) leaves the window about once per 2^24 elements.
+// The limbs are reached through `sink(limb, digit)`: radix-2^32 digits (the top one signed) of
+// exact_traits<T>::limbs int64 limbs; every digit is < 2^32 in magnitude.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "exact_sum.hpp"
+
+#if defined(__CUDACC__)
+#define REDUCE_NOINLINE __noinline__
+#else
+#define REDUCE_NOINLINE __attribute__((noinline))
+#endif
+
+namespace reduce::detail {
+
+template <class T>
+struct window_traits;
+template <>
+struct window_traits<float> {
+  // p = max(e, 1) - 1 lies in [0, 254], 254 for inf/NaN: a base <= 254 - 32 keeps those outside.
+  static constexpr int max_base = 254 - 32;
+  using lane_t = long long;  // a tile's sum
+};
+template <>
+struct window_traits<double> {
+  static constexpr int max_base = 2046 - 32;
+  using lane_t = __int128;
+};
+constexpr int window_width = 32;       // exponents per window
+constexpr int window_centre = 24;      // a re-centred window puts the new element at t = 24
+constexpr int no_window = -(1 << 20);  // every element is "above" it: the first one opens a window
+
+/// The signed value v * 2^(base & 31) (|v| < 2^127, so < 2^158) as five radix-2^32 digits, the top
+/// one signed, that belong at limbs (base >> 5) + 0..4.
+REDUCE_HD void window_digits(__int128 v, int base, long long d[5]) {
+  const int s = base & 31;
+  const auto lo = static_cast<unsigned long long>(v);
+  const auto hi = static_cast<unsigned long long>(v >> 64);
+  const unsigned long long ext = v < 0 ? ~0ull : 0ull;
+  const unsigned long long lo2 = lo << s;
+  const unsigned long long hi2 = (hi << s) | (s ? lo >> (64 - s) : 0ull);
+  const unsigned long long ext2 = (ext << s) | (s ? hi >> (64 - s) : 0ull);
+  d[0] = static_cast<long long>(lo2 & 0xffffffffull);
+  d[1] = static_cast<long long>(lo2 >> 32);
+  d[2] = static_cast<long long>(hi2 & 0xffffffffull);
+  d[3] = static_cast<long long>(hi2 >> 32);
+  d[4] = static_cast<long long>(static_cast<std::int32_t>(static_cast<std::uint32_t>(ext2 & 0xffffffffull)));
+}
+
+template <class T>
+struct exact_window {
+  using tr = exact_traits<T>;
+  using wt = window_traits<T>;
+  using bits_t = typename tr::bits_t;
+  static constexpr int sign_shift = 8 * static_cast<int>(sizeof(T)) - 1;
+  static_assert((wt::max_base >> 5) + 4 < tr::limbs, "a window's five digits fit in the limbs");
+  static_assert(((tr::exp_mask - 2) >> 5) + 4 < tr::limbs, "a single element's digits fit in the limbs");
+
+  __int128 total = 0;        // in units of 2^(base + lsb_exp)
+  int base1 = no_window + 1;  // base + 1, so that t = max(e, 1) - base1
+  unsigned flags = 0;         // exact_nan / exact_pos_inf / exact_neg_inf seen
+
+  REDUCE_HD int base() const { return base1 - 1; }
+
+  /// x's term relative to a window at base1 - 1, and whether x belongs there (zeros do, with term 0).
+  REDUCE_HD static bool term(T x, int base1, typename wt::lane_t& out) {
+    bits_t b;
+    std::memcpy(&b, &x, sizeof b);
+    const int e = static_cast<int>((b >> tr::mant_bits) & tr::exp_mask);
+    const bits_t mag = b & ((bits_t{1} << tr::mant_bits) - 1);
+    const bits_t m = e ? (mag | (bits_t{1} << tr::mant_bits)) : mag;
+    const int t = (e > 1 ? e : 1) - base1;
+    const bool ok = static_cast<bits_t>(b << 1) == 0 || static_cast<unsigned>(t) < static_cast<unsigned>(window_width);
+    const bool neg = (b >> sign_shift) != 0;
+    if constexpr (sizeof(T) == 4) {
+      const int ms = ok ? (neg ? -static_cast<int>(m) : static_cast<int>(m)) : 0;
+      out = static_cast<long long>(ms) << (t & 31);
+    } else {
+      const __int128 v = static_cast<__int128>(ok ? m : 0) << (t & 31);
+      out = neg ? -v : v;
+    }
+    return ok;
+  }
+
+  /// Adds v * 2^base (|v| < 2^127) to the limbs.
+  template <class Sink>
+  REDUCE_HD static void emit(__int128 v, int base, Sink&& sink) {
+    if (v == 0) return;
+    long long d[5];
+    window_digits(v, base, d);
+    const int k = base >> 5;
+    for (int i = 0; i < 5; ++i)
+      if (d[i] != 0) sink(k + i, d[i]);
+  }
+
+  /// x outside the window (or not finite): see the header comment. Out of line, with the state passed
+  /// by value, so that the rarely taken path costs the hot loop neither registers nor a stack frame.
+  struct state {
+    __int128 total;
+    int base1;
+    unsigned flags;
+  };
+  template <class Sink>
+  REDUCE_HD REDUCE_NOINLINE static state slow_step(state s, T x, Sink sink) {
+    std::uint64_t m;
+    int p;
+    bool neg;
+    if (!decompose(x, m, p, neg, s.flags)) return s;  // zero, inf, NaN
+    const __int128 v = neg ? -static_cast<__int128>(m) : static_cast<__int128>(m);
+    const int t = p - (s.base1 - 1);
+    if (t < 0) {  // below the window: straight into the limbs
+      emit(v, p, sink);
+      return s;
+    }
+    if (t < window_width) {  // inside (the window moved since x was tested)
+      s.total += v << t;
+      return s;
+    }
+    emit(s.total, s.base1 - 1, sink);  // above: empty the window, re-centre it
+    int b = p - window_centre;
+    b = b < 0 ? 0 : (b > wt::max_base ? wt::max_base : b);
+    s.base1 = b + 1;
+    s.total = v << (p - b);
+    return s;
+  }
+  template <class Sink>
+  REDUCE_HD void slow(T x, Sink&& sink) {
+    const state s = slow_step(state{total, base1, flags}, x, sink);
+    total = s.total;
+    base1 = s.base1;
+    flags = s.flags;
+  }
+
+  /// One element (head, tail, partial tiles, misaligned data).
+  template <class Sink>
+  REDUCE_HD void add(T x, Sink&& sink) {
+    typename wt::lane_t v;
+    if (term(x, base1, v)) total += v;
+    else slow(x, sink);
+  }
+
+  /// A tile of N elements: one branch-free pass; a second pass for the elements outside the window
+  /// (tested against the window of the first pass, which slow() may move).
+  template <int N, class Sink>
+  REDUCE_HD void add_tile(const T (&x)[N], Sink&& sink) {
+    typename wt::lane_t s = 0;
+    bool all_in = true;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int i = 0; i < N; ++i) {
+      typename wt::lane_t v;
+      all_in &= term(x[i], base1, v);
+      s += v;
+    }
+    total += s;
+    if (all_in) return;
+    const int b1 = base1;
+#if defined(__CUDA_ARCH__)
+#pragma unroll  // a dynamically indexed tile would live in local memory
+#endif
+    for (int i = 0; i < N; ++i) {
+      typename wt::lane_t v;
+      if (!term(x[i], b1, v)) slow(x[i], sink);
+    }
+  }
+
+  /// Empties the window into the limbs.
+  template <class Sink>
+  REDUCE_HD void flush(Sink&& sink) {
+    emit(total, base(), sink);
+    total = 0;
+  }
+};
+
+}  // namespace reduce::detail

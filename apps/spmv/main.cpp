@@ -10,7 +10,7 @@ const char* usage =
     "usage: spmv COMMAND ...\n"
     "  run FILE.h5|FILE.mtx [--algorithm NAME|all] [--check] [--repeat N] [--precision float|double]\n"
     "      [--device auto|cpu|cuda] [--json OUT]\n"
-    "  bench [--quick] [--out DIR]\n"
+    "  bench [--quick] [--explore] [--classes a,b] [--out DIR]\n"
     "  convert IN OUT            (.mtx <-> .h5, by extension)\n"
     "  generate CLASS OUT [options] (see `spmv generate --help`)\n";
 }

@@ -343,15 +343,18 @@ GPU_TEST_CASE(every_algorithm_is_run_to_run_deterministic) {
   }
 }
 
-// The vector kernel at every forced width, so both of its load modes run (4-entry chunks when the mean row
-// holds >= 4 x width entries, one entry per lane otherwise) on long, short, ragged and unaligned rows.
+// The vector kernel at every forced width, so each of its load modes runs (4-entry chunks when the mean
+// row holds >= 8 x width entries; one entry per lane otherwise, with evict-first loads when x exceeds
+// 16 MiB) on long, short, ragged and unaligned rows.
 template <class V, class I>
 void check_vector_forced_widths() {
-  std::set<bool> modes;
+  std::set<std::string> modes;
   std::uint64_t stream = 7000;
+  // x of 4.2M entries (16.8 MB float, 33.6 MB double): the streaming mode.
+  const named_matrix huge_x{"wide_64x4200001_k3", sparse::generate_random_k<double, int64_t>(64, 4200001, 3, 26)};
   for (const char* name : {"random_2049_k24", "random_65_x_2000_k1000", "row_length_ladder", "long_row_120007",
-                           "powerlaw_20000", "wide_37x50000", "empty_rows_4097", "1x1"}) {
-    const named_matrix* nm = nullptr;
+                           "powerlaw_20000", "wide_37x50000", "empty_rows_4097", "1x1", "wide_64x4200001_k3"}) {
+    const named_matrix* nm = name == huge_x.name ? &huge_x : nullptr;
     for (const auto& m : matrices()) if (m.name == name) nm = &m;
     BOOST_TEST_REQUIRE(nm != nullptr);
     const auto a = nm->a.template cast<V, I>();
@@ -363,13 +366,16 @@ void check_vector_forced_widths() {
       for (int w : {2, 4, 8, 16, 32}) {
         const sparse::spmv_plan<V, I> plan(d, sparse::spmv_algorithm::vector, w);
         BOOST_TEST(plan.vector_width() == w);
-        modes.insert(plan.describe().find("chunks") != std::string::npos);
+        const std::string how = plan.describe();
+        modes.insert(how.find("chunks") != std::string::npos      ? "chunks"
+                     : how.find("streaming") != std::string::npos ? "streaming"
+                                                                  : "plain");
         check_rows(std::string(name) + " " + plan.describe(), a, alpha, x, beta, y0, gpu_run(plan, alpha, x, beta, y0),
                    nullptr);
       }
     }
   }
-  BOOST_TEST(modes.size() == 2u, "both load modes of the vector kernel must have run");
+  BOOST_TEST(modes.size() == 3u, "every load mode of the vector kernel must have run");
 }
 
 GPU_TEST_CASE_TEMPLATE(vector_every_forced_width_matches_reference, C, combos) {
@@ -428,14 +434,14 @@ CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
   auto stats_of = [](const base_csr& a) { return sparse::compute_row_stats(a.rows(), a.cols(), a.row_ptr().data()); };
   using sparse::spmv_algorithm;
   BOOST_TEST((sparse::choose_algorithm(stats_of(base_csr())) == spmv_algorithm::scalar));
-  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_laplace_2d<double, int64_t>(40))) == spmv_algorithm::warp_stream));
-  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_laplace_3d<double, int64_t>(20))) == spmv_algorithm::warp_stream));
+  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_laplace_2d<double, int64_t>(40))) == spmv_algorithm::scalar));
+  BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_laplace_3d<double, int64_t>(20))) == spmv_algorithm::scalar));
   BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_random_k<double, int64_t>(5000, 5000, 2, 3))) ==
               spmv_algorithm::vector));
   BOOST_TEST((sparse::choose_algorithm(stats_of(from_lengths(100000, std::vector<int64_t>(20, 5000), 64))) ==
-              spmv_algorithm::merge));  // uniform but longer than a block should take
+              spmv_algorithm::adaptive));  // uniform but longer than a 128-thread block should take
   BOOST_TEST((sparse::choose_algorithm(stats_of(sparse::generate_power_law<double, int64_t>(5000, 5000, 3))) ==
-              spmv_algorithm::merge));
+              spmv_algorithm::adaptive));
   BOOST_TEST((sparse::choose_algorithm(stats_of(from_lengths(4000, std::vector<int64_t>(300, 500), 62))) ==
               spmv_algorithm::block_per_row));
   BOOST_TEST((sparse::choose_algorithm(stats_of(from_lengths(4000, std::vector<int64_t>(300, 48), 63))) ==
@@ -444,13 +450,19 @@ CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
   s.rows = 10;
   s.nnz = 50;
   s.mean_length = 5;
-  BOOST_TEST(sparse::choose_vector_width(s) == 8);
+  BOOST_TEST(sparse::choose_vector_width(s) == 2);
   s.mean_length = 1;
   BOOST_TEST(sparse::choose_vector_width(s) == 2);
-  s.mean_length = 16;
+  s.mean_length = 15.99994;  // random16
+  BOOST_TEST(sparse::choose_vector_width(s) == 4);
+  s.mean_length = 48;
   BOOST_TEST(sparse::choose_vector_width(s) == 16);
   s.mean_length = 1000;
   BOOST_TEST(sparse::choose_vector_width(s) == 32);
+  // The GPU case `vector_matches_reference_eigen_and_cusparse` needs every width among the test matrices.
+  std::set<int> widths;
+  for (const auto& nm : matrices()) widths.insert(sparse::choose_vector_width(stats_of(nm.a)));
+  BOOST_TEST((widths == std::set<int>{2, 4, 8, 16, 32}));
 }
 
 // White-box: the adaptive partition covers every row exactly once and respects every tile budget.

@@ -7,7 +7,8 @@
 //    col_idx, as in csr_view). Counts are 64-bit.
 //  * beta == 0 means y is only written, never read (it may hold NaN poison or be uninitialised).
 //  * Determinism: every algorithm sums each row in a fixed order that depends only on the matrix
-//    structure and the plan (never on timing or atomics), so two calls with the same plan and inputs give
+//    structure and the plan (never on timing; merge's arrival counter only decides which block performs
+//    the fixed-order sum of a split row's parts), so two calls with the same plan and inputs give
 //    bitwise the same y on one GPU model. Different algorithms round differently (different orders).
 //  * Error bound (any algorithm): |y_i - exact| <= gamma_{k_i+2}(Value) * S_i, with k_i the row length,
 //    S_i = |alpha| sum_j |a_ij| |x_j| + |beta| |y_i| and gamma_k = k u / (1 - k u), u = eps(Value)/2: a

@@ -86,7 +86,7 @@ spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restr
     const int w = tid / ws, lane = tid % ws;
     if (w < t.count) {  // uniform per warp
       const std::int64_t row = warp_rows[t.first + w];
-      Value s = chunked_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, ws);
+      Value s = strided_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, ws);
       s = reduce::warp::reduce_to_first(s, reduce::plus{});
       if (lane == 0) store_row(y, row, s, alpha, beta);
     }
@@ -95,7 +95,7 @@ spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restr
     const bool whole = t.kind == tile_block;
     const std::int64_t begin = whole ? static_cast<std::int64_t>(a.row_ptr[t.first]) : t.begin;
     const std::int64_t end = whole ? static_cast<std::int64_t>(a.row_ptr[t.first + 1]) : t.begin + t.count;
-    Value s = chunked_dot(a, x, begin, end, tid, tile_threads);
+    Value s = strided_dot(a, x, begin, end, tid, tile_threads);
     s = block_reduce::reduce(s, reduce::plus{}, tmp);
     if (tid == 0) {
       if (whole) store_row(y, t.first, s, alpha, beta);

@@ -74,49 +74,61 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 }
 
 // The variants and where each wins. Figures: `spmv bench --quick` on an NVIDIA H200, 2026-11-21, float
-// values, int32 indices, median us of y = A x (ratio to cuSPARSE CSR ALG1 timed in the same run):
+// values, int32 indices, median us of y = A x, cuSPARSE CSR ALG1 timed in the same run (run 2 unless
+// marked: [1] = run 1 of this change, [0] = the first H200 run, same kernel code as now):
 //
-//   class (rows, entries/row)   scalar   shared_cached  warp_per_row  vector        adaptive  ALG1
-//   laplace2d (4.2M, 5)          61.6      72.6          641.6        172.1 (W=8)   106.2     85.6
-//   laplace3d (4.1M, 7)          74.8      91.8          636.9        172.5 (W=8)   128.0    100.2
-//   random16  (2M, 16)          307.6     481.0          320.8        265.8 (W=16)  265.0    240.8
-//   powerlaw  (1M, 6.4 mean)  12701     38979           1321.8       6120.5         64.8     58.5
-//   random2   (8M, 2)           175.8     175.8         1097.2        172.9 (W=2)   183.4    177.7
-//   random1000 (20k, 1000)      215.1     826.8          161.9        161.3 (W=32)  166.6    151.6
+//   class (rows, entries/row)  scalar  warp_per_row  vector          adaptive     block_per_row  merge  warp_stream  ALG1
+//   laplace2d (4.2M, 5)          60.5    1000          175.2 (W=8)   106.2 [0]     3309            94.7    74.0     84.7
+//   laplace3d (4.1M, 7)          74.5    1122          176.0 (W=8)   128.0 [0]     3448           113.1    93.0    100.1
+//   random16  (2M, 16)          307.3     563          255.5 (W=4)   265.0 [0]     1796           362.6   365.4    240.7
+//   powerlaw  (1M, 6.4 mean)  12884      1235         6292            64.8 [0]      849            76.4  18070       57.9
+//   random2   (8M, 2)           175.8    1395          161.5 (W=2 streaming) [1]  5188           230.0   168.9    176.6
+//   random1000 (20k, 1000)      217.4     157.7         157.1 (W=32)  166.6 [0]      153.8         194.7   305.2    150.8
+//   (shared_cached: 72-91 on the Laplacians, 477-846 on random16/random1000, never the best.)
 //
 //  * scalar (a thread per row, the seed's csrmul_kernel): wins on short uniform rows of ~4-12 entries
-//    (the Laplacians: 3.5-3.7 TB/s, 1.34-1.39x ALG1): a warp's 32 rows are one contiguous 0.6-1.5 KB
+//    (the Laplacians: 3.6-3.7 TB/s, 1.34-1.40x ALG1): a warp's 32 rows are one contiguous 0.6-1.5 KB
 //    stretch that L1 serves after the first touch, full occupancy, no barrier. Collapses on long or
-//    irregular rows (one 200k-entry row serialises its warp: 12.7 ms on powerlaw).
-//  * shared_cached (the seed's csrmul_shared): as scalar plus the block's own x window in shared memory;
-//    the barrier costs more than the cache saves (18-23 % behind scalar on the Laplacians). Never chosen.
-//  * warp_per_row: coalesced loads of long rows; ties vector(32) on uniformly long rows (mean >= 64),
-//    where it is chosen; 31 of 32 lanes idle on short rows (8.5-10x slower on the Laplacians).
-//  * vector (W = 2..32 lanes per row, smallest power of two >= the mean): best measured on uniform rows
-//    of 1-3 entries (random2, W = 2) and of 13-63 entries (random16, ties adaptive); wastes lanes on 5-7
-//    entry rows (W = 8 runs 5/8 full: 2.8x slower than scalar on the Laplacians).
+//    irregular rows (one 200k-entry row serialises its warp: 12.9 ms on powerlaw).
+//  * shared_cached (the seed's csrmul_shared): the barrier costs more than the x window saves. Never chosen.
+//  * warp_per_row: 4-entry chunks per lane; ties vector(32) on uniformly long rows; 31 of 32 lanes idle
+//    on short rows. Never chosen (block_per_row is 2.5 % faster where it would be).
+//  * vector (W = 2..32 lanes per row, choose_vector_width: ~4 entries per lane): best measured on
+//    uniform rows of 1-3 entries (random2, W = 2, evict-first entry loads because its 32 MB x fights the
+//    streamed entries for L2: 161.5 us, 1.10x ALG1 [1]; 172.7 us with plain loads) and of 13-63 entries
+//    (random16, W = 4: 255.5 us, still 0.94x ALG1: 32M random 4-byte gathers from L2 bound every
+//    variant and cuSPARSE alike at 125-133 G gathers/s).
 //  * adaptive (CSR-stream tiles of short rows, a warp per medium row, a block per long row, split very
-//    long rows): the only variant that survives irregular rows (powerlaw, denserow: 20-830x faster than
-//    the row-parallel kernels), so it takes everything that is not uniform. Its stream tiles pay two
-//    barriers and a staging pass per 2,048 entries: 1.7x slower than scalar on the Laplacians.
+//    long rows): the best measured on irregular rows (powerlaw 64.8, 0.90x ALG1), so it takes everything
+//    that is not uniform. Its stream tiles pay two barriers and a staging pass per 2,048 entries: 1.7x
+//    slower than scalar on the Laplacians.
+//  * block_per_row (128 threads per row): uniform rows of 64-1024 entries (random1000 153.8, 0.98x ALG1;
+//    a warp per row leaves 2.4 waves of warps with a 40 % full last one). Collapses on short rows.
+//  * merge (nnz-balanced merge-path blocks, CSR-stream sums, split rows finished in-kernel): balanced by
+//    construction but its per-block staging and barriers cost more than adaptive's bins on powerlaw
+//    (76.4 vs 64.8) and 1.5-1.6x scalar on the Laplacians. Never chosen; kept as the load-balanced baseline.
+//  * warp_stream (CSR-stream per warp): coalesced entry loads, but 22-25 % behind scalar on the
+//    Laplacians (shared-memory staging adds latency that scalar's L1 reuse does not have); 168.9 us on
+//    random2, behind streaming vector. Never chosen.
 // "Uniform" = coefficient of variation of the row lengths < 0.25 and no row longer than 2 x mean + 2.
 spmv_algorithm choose_algorithm(const row_stats& s) {
   if (s.rows == 0 || s.nnz == 0) return spmv_algorithm::scalar;  // nothing to balance; smallest launch
   const double cv = s.mean_length > 0 ? s.stddev_length / s.mean_length : 0.0;
   const bool uniform = cv < 0.25 && s.max_length <= 2 * s.mean_length + 2;
-  if (!uniform) return spmv_algorithm::merge;
-  if (s.mean_length < 4) return spmv_algorithm::vector;          // W = 2 or 4: one entry per lane
-  if (s.mean_length <= 8) return spmv_algorithm::warp_stream;    // Laplacian-like: 32 rows fit 256 entries
-  if (s.mean_length < 64) return spmv_algorithm::vector;         // W = 16 or 32
-  if (s.max_length <= 1024) return spmv_algorithm::block_per_row; // <= 8 entries per thread
-  return spmv_algorithm::merge;                                  // uniformly very long rows: split evenly
+  if (!uniform) return spmv_algorithm::adaptive;
+  if (s.mean_length < 4) return spmv_algorithm::vector;          // W = 2: one or two entries per lane
+  if (s.mean_length <= 12) return spmv_algorithm::scalar;        // Laplacian-like
+  if (s.mean_length < 64) return spmv_algorithm::vector;         // W = 4..16: ~4 entries per lane
+  if (s.max_length <= 1024) return spmv_algorithm::block_per_row; // <= 8 entries per thread of 128
+  return spmv_algorithm::adaptive;                               // uniformly very long rows: blocks
 }
 
 int choose_vector_width(const row_stats& s) {
-  // The smallest power of two >= the mean length: one pass of loads covers a typical row (5-7 entries of
-  // a Laplacian -> 8 lanes, 16/row -> 16), clamped to 2..32.
+  // The smallest power of two >= a quarter of the mean length, clamped to 2..32: about four entries per
+  // lane, four independent gathers in flight. Measured on random16 (H200, us): 4 lanes 255.5, 8 lanes
+  // 262.1, 16 lanes (the previous rule, one entry per lane) 263.4-265.8, 32 lanes 323.4.
   int w = 2;
-  while (w < 32 && static_cast<double>(w) < s.mean_length) w *= 2;
+  while (w < 32 && 4.0 * w < s.mean_length) w *= 2;
   return w;
 }
 
@@ -291,8 +303,12 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
   vector_width_ = vector_width != 0 ? vector_width : choose_vector_width(stats_);
   state_ = std::make_unique<detail::spmv_plan_state>();
   state_->sm_count = detail::current_sm_count();
-  // Chunked loads pay off when a lane gets at least one whole 4-entry chunk of a typical row.
-  state_->vector_chunked = stats_.mean_length >= 4.0 * vector_width_;
+  // Chunked loads when a lane gets at least two 4-entry chunks of a typical row (random1000 at 32 lanes:
+  // 157 us, as warp_per_row; one chunk per lane was never better than strided lanes). Evict-first entry
+  // loads when x is larger than 16 MiB, a third of the 50 MB L2 (random2, 32 MB x: 161 vs 173 us; with
+  // 8 MB x they change nothing measurable).
+  state_->vector_chunked = stats_.mean_length >= 8.0 * vector_width_;
+  state_->vector_streaming = !state_->vector_chunked && static_cast<double>(stats_.cols) * sizeof(Value) > 16.0 * (1 << 20);
   if (algorithm_ == spmv_algorithm::merge) {
     auto& m = state_->merge;
     m = detail::build_merge_partition(view_.rows, host_row_ptr);
@@ -331,7 +347,8 @@ std::string spmv_plan<Value, Index>::describe() const {
   std::ostringstream o;
   o << to_string(algorithm_);
   if (algorithm_ == spmv_algorithm::vector)
-    o << " (" << vector_width_ << " lanes per row" << (state_->vector_chunked ? ", 4-entry chunks" : "") << ")";
+    o << " (" << vector_width_ << " lanes per row" << (state_->vector_chunked ? ", 4-entry chunks" : "")
+      << (state_->vector_streaming ? ", streaming loads" : "") << ")";
   if (algorithm_ == spmv_algorithm::merge)
     o << " (" << state_->merge.blocks.size() - 1 << " blocks of " << detail::merge_tile << " items, "
       << state_->merge.split_rows.size() << " rows cross a block boundary)";

@@ -114,7 +114,8 @@ merge_partition build_merge_partition(std::int64_t rows, const Index* row_ptr);
 /// Device-side state of a plan.
 struct spmv_plan_state {
   int sm_count = 0;
-  bool vector_chunked = false;   // vector: lanes read 4-entry chunks (rows of >= 4 x width entries)
+  bool vector_chunked = false;   // vector: lanes read 4-entry chunks (rows of >= 8 x width entries)
+  bool vector_streaming = false; // vector (not chunked): evict-first entry loads (x larger than 16 MiB)
   adaptive_partition partition;  // host copy (sizes, for describe() and launches)
   merge_partition merge;         // host copy for the merge algorithm
   reduce::device_buffer<spmv_merge_block> merge_blocks;

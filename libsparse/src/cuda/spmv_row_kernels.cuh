@@ -3,12 +3,14 @@
 // Every kernel sums row i in a fixed order (its entries in column-storage order per thread or lane, then
 // libreduce's fixed warp/block tree), so results are run-to-run deterministic.
 //
-// Loads: values and col_idx are plain loads (L1-cached: scalar's 32 rows per warp re-read the same lines
-// on every step), x is gathered through the read-only path (__ldg). Measured on the H200: evict-first
-// (__ldcs) loads of values/col_idx made scalar 23-38 % slower on the Laplacians and the stream tiles of
-// adaptive 1.7x slower, and gained nothing on the random classes (x stays in L2 regardless), so they are
-// not used. Lanes that own several entries of a row read them as aligned 4-entry chunks (one 16-byte load
-// for float/int32, two for double/int64), the unaligned head and tail one entry per lane.
+// Loads: values and col_idx are plain loads by default (L1-cached: scalar's 32 rows per warp re-read the
+// same lines on every step); x is gathered through the read-only path (__ldg). Measured on the H200
+// (2026-11-21): evict-first loads (ld.global.cs) of values/col_idx made scalar 23-38 % slower on the
+// Laplacians and adaptive's stream tiles 1.7x slower, but made vector 7 % faster on random2, whose 32 MB
+// x competes with the streamed entries for the 50 MB L2 (161 vs 173 us), and 2-3 % on random1000; so
+// only the vector kernel streams, and only when x is large (spmv_plan: x > 16 MiB). Lanes that own
+// several entries of a row can read them as aligned 4-entry chunks (one 16-byte load for float/int32,
+// two for double/int64), the unaligned head and tail one entry per lane.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -60,10 +62,18 @@ __device__ __forceinline__ Value load_x(const Value* __restrict__ x, std::int64_
   else return __ldcg(x + j);
 }
 
+/// One matrix entry: a plain load, or (Streaming) ld.global.cs, evict-first in L1 and L2.
+template <bool Streaming, class T>
+__device__ __forceinline__ T load_entry(const T* p) {
+  if constexpr (!Streaming) return *p;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return static_cast<T>(__ldcs(reinterpret_cast<const long long*>(p)));
+  else return __ldcs(p);
+}
+
 /// a_p * x[col_p].
-template <class Value, class Index, gather G = gather::ldg>
+template <class Value, class Index, gather G = gather::ldg, bool Streaming = false>
 __device__ __forceinline__ Value product(const csr_view<Value, Index>& a, const Value* __restrict__ x, std::int64_t p) {
-  return a.values[p] * load_x<G>(x, a.col_idx[p]);
+  return load_entry<Streaming>(a.values + p) * load_x<G>(x, load_entry<Streaming>(a.col_idx + p));
 }
 
 /// Sequential dot product of entries [begin, end) with x: one thread, column-storage order.
@@ -77,12 +87,12 @@ __device__ __forceinline__ Value row_dot(const csr_view<Value, Index>& a, const 
 
 /// Strided partial dot product: entries begin + lane, begin + lane + stride, ... (lane's share of a row).
 /// Unrolled by 4 so each thread has four independent (col -> x) load chains in flight.
-template <class Value, class Index>
+template <bool Streaming = false, class Value, class Index>
 __device__ __forceinline__ Value strided_dot(const csr_view<Value, Index>& a, const Value* __restrict__ x,
                                              std::int64_t begin, std::int64_t end, int lane, int stride) {
   Value s = Value(0);
 #pragma unroll 4
-  for (std::int64_t p = begin + lane; p < end; p += stride) s += product(a, x, p);
+  for (std::int64_t p = begin + lane; p < end; p += stride) s += product<Value, Index, gather::ldg, Streaming>(a, x, p);
   return s;
 }
 
@@ -165,11 +175,11 @@ spmv_warp_per_row_kernel(csr_view<Value, Index> a, Value alpha, const Value* __r
 }
 
 /// vector: Width lanes per row (Width in 2..32), reduce::warp::all_reduce<Width> finishes each row.
-/// Chunked: lanes read aligned 4-entry chunks (chunked_dot; for rows of >= 4 Width entries), otherwise
-/// one entry per lane per step (strided_dot).
+/// Chunked: lanes read aligned 4-entry chunks (chunked_dot; rows of >= 8 Width entries), otherwise one
+/// entry per lane per step (strided_dot), with evict-first loads of the entries when Streaming.
 /// The loop runs over warp-sized groups of rows so every lane of the warp joins every shuffle; lanes of a
 /// row past the end contribute a 0 they never store.
-template <int Width, bool Chunked, class Value, class Index>
+template <int Width, bool Chunked, bool Streaming, class Value, class Index>
 __global__ void __launch_bounds__(256)
 spmv_vector_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
   constexpr int ws = reduce::warp::warp_size;
@@ -183,7 +193,7 @@ spmv_vector_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restric
     Value s = Value(0);
     if (row < a.rows) {
       if constexpr (Chunked) s = chunked_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, Width);
-      else s = strided_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, Width);
+      else s = strided_dot<Streaming>(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, Width);
     }
     s = reduce::warp::all_reduce<Width>(s, reduce::plus{});
     if (row < a.rows && lane == 0) store_row(y, row, s, alpha, beta);

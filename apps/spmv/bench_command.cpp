@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "atomic_file.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 #include "json_writer.hpp"
@@ -81,19 +82,6 @@ std::string fixed(double v, int p) {
   return o.str();
 }
 
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error(path + ": cannot open for writing");
-    f << text;
-    if (!f.flush()) throw std::runtime_error(path + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot rename into place");
-  }
-}
 
 class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmup, int reps, bool explore) {
   class_result c;
@@ -289,7 +277,7 @@ int bench_command(int argc, char** argv) {
   j.end_object();
   const std::string json_path = out + "/spmv-bench.json";
   j.commit(json_path);
-  write_atomically(out + "/spmv-bench.csv", csv.str());
+  gpukit::write_file_atomically(out + "/spmv-bench.csv", csv.str());
 
   // The bar chart: bench/plot_spmv.py (matplotlib). A missing python3/matplotlib is said, not hidden.
   const std::string script = SPMV_PLOT_SCRIPT;

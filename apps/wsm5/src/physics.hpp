@@ -89,13 +89,38 @@ WSM5_HD int imax_(int a, int b) { return a < b ? b : a; }
 /// Fortran NINT for the (non-negative, finite) Courant numbers: round half away from zero.
 WSM5_HD int nint_(float x) { return static_cast<int>(::roundf(x)); }
 
+/// a / b correctly rounded even where the CUDA variants are built with -prec-div=false
+/// (-DWSM5_GPU_PREC_DIV_SQRT=OFF, where a plain `/` is div.full.f32, <= 2 ulp). Used where a quotient's
+/// error is amplified or must round-trip: T_r = T_tp / T inside exp() (d ln e_s / d T_r = xa/T_r - xb
+/// ~ -20, so 1 ulp of T_r would be ~20 ulp of q_s), q_s itself (the saturation adjustment passes its error
+/// straight to qv and qc), theta = T / pii (a dry column must come back within 1 ulp) and the surface
+/// precipitation. Everywhere else the quotient's <= 2-ulp error enters once, unamplified.
+#if defined(__CUDA_ARCH__)
+WSM5_HD float div_rn(float a, float b) { return __fdiv_rn(a, b); }
+#else
+WSM5_HD float div_rn(float a, float b) { return a / b; }
+#endif
+
+/// x^b for x > 0 and a constant exponent b (bvtr, bvts, 1.31, 7/3, 1.33). The CPU reference and the host
+/// emulation use powf (V3.1's `**`, which the golden match needs). The CUDA variants may opt into
+/// exp2f(b log2f(x)) (WSM5_GPU_FAST_POW, on by default): two MUFU-based calls instead of CUDA's powf,
+/// whose extended-precision log costs several times more. Its error grows with |b log2 x|: the argument
+/// carries b ulp(log2 x) (log2f, 1 ulp) + ulp(b log2 x)/2 (the product), times ln 2 in the result, plus
+/// exp2f's 2 ulp: rain slope^0.8 (|b log2 x| <= 13) <= 14 ulp, ice diameter^1.31 and qc^(7/3) <= ~20,
+/// xni0^1.33 (up to ~2e7) <= ~26, instead of powf's 2 (README gives the measured effect on the outputs).
+#if defined(__CUDA_ARCH__) && defined(WSM5_GPU_FAST_POW) && WSM5_GPU_FAST_POW
+WSM5_HD float pow_const(float x, float b) { return ::exp2f(b * ::log2f(x)); }
+#else
+WSM5_HD float pow_const(float x, float b) { return ::powf(x, b); }
+#endif
+
 /// Saturation mixing ratio over water (ice = false) or ice (ice = true; the water formula at T >= ttp).
 WSM5_HD float qsat(float t, float p, bool ice) {
-  const float tr = ttp / t;
+  const float tr = div_rn(ttp, t);
   float es;
   if (ice && t < ttp) es = psat * ::expf(::logf(tr) * xai + xbi * (1.f - tr));
   else es = psat * ::expf(::logf(tr) * xa + xb * (1.f - tr));
-  const float q = ep2 * es / (p - es);
+  const float q = div_rn(ep2 * es, p - es);
   return fmax_(q, qmin);
 }
 
@@ -113,7 +138,7 @@ WSM5_HD slope rain_slope(float qr, float den) {
   if (qr <= qcrmin) return {rslopermax, rsloperbmax, rsloper2max, rsloper3max};
   slope s;
   s.r = 1.f / ::sqrtf(::sqrtf(pidn0r / (qr * den)));
-  s.rb = ::powf(s.r, bvtr);  // V3.1: rslope**bvtr (the accel file's exp(log) form rounds differently)
+  s.rb = pow_const(s.r, bvtr);  // V3.1: rslope**bvtr (the accel file's exp(log) form rounds differently)
   s.r2 = s.r * s.r;
   s.r3 = s.r2 * s.r;
   return s;
@@ -122,7 +147,7 @@ WSM5_HD slope snow_slope(float qs, float den, float n0sfac) {
   if (qs <= qcrmin) return {rslopesmax, rslopesbmax, rslopes2max, rslopes3max};
   slope s;
   s.r = 1.f / ::sqrtf(::sqrtf(pidn0s * n0sfac / (qs * den)));
-  s.rb = ::powf(s.r, bvts);
+  s.rb = pow_const(s.r, bvts);
   s.r2 = s.r * s.r;
   s.r3 = s.r2 * s.r;
   return s;
@@ -156,7 +181,7 @@ WSM5_HD float ice_fall_rate(float qi, float den, float xni, float delz) {
   if (qi <= 0.f) return 0.f;
   const float xmi = den * qi / xni;
   const float diameter = fmax_(fmin_(dicon * ::sqrtf(xmi), dimax), 1.e-25f);
-  return 1.49e4f * ::powf(diameter, 1.31f) / delz;
+  return 1.49e4f * pow_const(diameter, 1.31f) / delz;
 }
 /// The sub-step count of one level: max(nint(w dt + 0.5), 1) (an integer Courant number n gives n + 1).
 WSM5_HD int substeps(float w, float dtcld) {
@@ -239,7 +264,7 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
     const float supsat = fmax_(s.qv, qmin) - qs1;
     const float satdt = supsat / dtcld;
     if (s.qc > qc0) {
-      praut = qck1 * ::powf(s.qc, 7.f / 3.f);
+      praut = qck1 * pow_const(s.qc, 7.f / 3.f);
       praut = fmin_(praut, s.qc / dtcld);
     }
     if (s.qr > qcrmin && s.qc > qmin) pracw = fmin_(pacrr * sr.r3 * sr.rb * s.qc * denfac, s.qc / dtcld);
@@ -265,7 +290,7 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
     if (supcol > 0.f && s.qs > qcrmin && s.qi > qmin) {  // psaci
       const float xmi = den * s.qi / xni;
       const float diameter = fmin_(dicon * ::sqrtf(xmi), dimax);
-      const float vt2i = 1.49e4f * ::powf(diameter, 1.31f);
+      const float vt2i = 1.49e4f * pow_const(diameter, 1.31f);
       const float vt2s = pvts * ss.rb * denfac;
       const float acrfac = 2.f * ss.r3 + 2.f * diameter * ss.r2 + diameter * diameter * ss.r;
       psaci = pi * s.qi * eacrs * n0s * n0sfac * ::fabsf(vt2s - vt2i) * acrfac / 4.f;
@@ -301,7 +326,7 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
       if (supsat > 0.f && ifsat != 1) {  // pigen
         const float supice = satdt - prevp - pidep - psdep;
         const float xni0 = 1.e3f * ::expf(0.1f * supcol);
-        const float roqi0 = 4.92e-11f * ::powf(xni0, 1.33f);
+        const float roqi0 = 4.92e-11f * pow_const(xni0, 1.33f);
         pigen = fmax_(0.f, (roqi0 / den - fmax_(s.qi, 0.f)) / dtcld);
         pigen = fmin_(fmin_(pigen, satdt), supice);
       }
@@ -393,7 +418,7 @@ WSM5_HD void condensation(level& s, float p, float xl, float cpm, float dtcld) {
 }
 
 /// Surface precipitation of one minor loop [mm] from the summed surface fluxes (kg m-3 s-1).
-WSM5_HD float precip_mm(float fallsum, float delz1, float dtcld) { return fallsum * delz1 / denr * dtcld * 1000.f; }
+WSM5_HD float precip_mm(float fallsum, float delz1, float dtcld) { return div_rn(fallsum * delz1, denr) * dtcld * 1000.f; }
 
 /// Minor time step: loops = max(nint(delt/120), 1), dtcld = delt/loops (dtcld = delt if delt <= 120).
 WSM5_HD int minor_loops(float delt) {

@@ -55,7 +55,8 @@ struct gpu_domain::impl {
     if (var == variant::thread_per_column) {
       // 128 threads: 4 warps of consecutive columns. One instantiation (MaxNz = 64): the local arrays'
       // size only matters on the rare general path (more than inline_substeps sub-steps).
-      const dim3 block(128), grid(static_cast<unsigned>((nx + 127) / 128), static_cast<unsigned>(rows));
+      const dim3 block(detail::tpc_block),
+          grid(static_cast<unsigned>((nx + detail::tpc_block - 1) / detail::tpc_block), static_cast<unsigned>(rows));
       detail::thread_per_column_kernel<detail::max_levels><<<grid, block, 0, s>>>(v);
       REDUCE_CHECK_LAUNCH();
     } else if (var == variant::warp_per_column) {

@@ -11,13 +11,21 @@
 namespace wsm5::detail {
 
 // thread_per_column kernel: consecutive threads = consecutive columns i of row j. Min blocks per SM
-// (128 threads each), measured on the H200 (apps/wsm5/README.md): 6 -> 80 registers, 24 warps/SM,
-// 0.754 ms; 4 -> 85, 0.742 ms (same within noise); 7 and 8 spill 88-152 bytes and are slower.
+// (128 threads each), measured on the H200 with the register prefetch (apps/wsm5/README.md): IEEE build
+// 6 -> 80 registers + 104 B spilled, 0.721 ms; 5 -> 95, no spills, 0.687-0.692 ms. Fast-math build:
+// 4 -> 0.454, 5 -> 0.377, 6 -> 0.410 ms (run 1; 5 = 20 warps/SM is the default).
 #ifndef WSM5_TPC_MIN_BLOCKS
-#define WSM5_TPC_MIN_BLOCKS 6
+#define WSM5_TPC_MIN_BLOCKS 5
 #endif
+// Threads per block (consecutive columns). Smaller blocks would leave a finer-grained tail in the last
+// wave (133,364 CONUS columns are 1.6 waves at 640 threads per SM); measured: 64 (10 per SM) 0.422 vs
+// 128 0.428 ms, within noise, so 128 stays.
+#ifndef WSM5_TPC_BLOCK
+#define WSM5_TPC_BLOCK 128
+#endif
+constexpr int tpc_block = WSM5_TPC_BLOCK;
 template <int MaxNz>
-__global__ void __launch_bounds__(128, WSM5_TPC_MIN_BLOCKS) thread_per_column_kernel(view v) {
+__global__ void __launch_bounds__(WSM5_TPC_BLOCK, WSM5_TPC_MIN_BLOCKS) thread_per_column_kernel(view v) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= v.nx) return;
   thread_per_column_column<MaxNz, inline_substeps>(v, i, v.j0 + static_cast<std::int64_t>(blockIdx.y));
@@ -190,7 +198,7 @@ __global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
         sncv = precip_mm(fallsum_qsi, dz1, dtcld);
         v.snow[c2] = precip_mm(fallsum_qsi, dz1, dtcld) + v.snow[c2];
       }
-      if (fallsum > 0.f) srv = precip_mm(fallsum_qsi, dz1, dtcld) / (rncv + 1.e-12f);
+      if (fallsum > 0.f) srv = div_rn(precip_mm(fallsum_qsi, dz1, dtcld), rncv + 1.e-12f);
       v.rainncv[c2] = rncv;
       v.snowncv[c2] = sncv;
       v.sr[c2] = srv;
@@ -211,7 +219,7 @@ __global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
     if (!valid[m]) continue;
     const std::int64_t x = xk[m];
     if (store) {
-      v.th[x] = t[m] / v.pii[x];
+      v.th[x] = div_rn(t[m], v.pii[x]);
       v.qv[x] = qv[m]; v.qc[x] = qc[m]; v.qr[x] = qr[m]; v.qi[x] = qi[m]; v.qs[x] = qs[m];
     }
     wpart += static_cast<double>(den[m]) * (static_cast<double>(qv[m]) + qc[m] + qr[m] + qi[m] + qs[m]) * dz[m];

@@ -54,10 +54,12 @@ double ulp(double x) {
 // (phys::div_rn): T_r = T_tp/T inside e_s (x20), q_s (passed 1:1 to qv, qc by the saturation adjustment,
 // so the 3-ulp q_s term above is unchanged), theta = T/pii, the surface precipitation and sr. The rest
 // enters the fall speeds and process rates once each, unamplified. That closes the q and theta bounds
-// (rates move q by rate*dt, a small part of q), but not precipitation in the worst case: the surface flux
-// carries ~20 ulp (rain slope power 14, sqrt, two divisions), 2.4e-6 relative against the 5e-7 allowed.
-// So for precipitation the bounds hold by measurement, not derivation: CONUS after one call (133,364
-// columns, H200) max |error| 2.1e-6 mm within 1e-6 + 5e-7 |value| everywhere (IEEE build 9.5e-7), q
+// (rates move q by rate*dt, a small part of q). Precipitation is not covered by the 8-ulp relative part
+// in the worst case: the surface flux carries ~20 ulp (rain slope power 14, sqrt, two divisions), i.e.
+// 20 * 2^-23 = 2.4e-6 relative per call. wsm5::gpu_precip_extra_rel() adds exactly that to the
+// precipitation fields' relative part when the CUDA build approximates (0 for the IEEE build), so the
+// GPU bounds are derived for the arithmetic actually compiled. Measured: CONUS after one call (133,364
+// columns, H200) max |error| 2.1e-6 mm, within 1e-6 + 5e-7 |value| even without it (IEEE build 9.5e-7), q
 // 4.7e-9 kg/kg (bound 8e-9; IEEE 2.1e-9), theta 6.1e-5 K (2.6e-4). sr = snow/(rain + 1e-12) is
 // ill-conditioned where rain ~ 1e-12 mm: the build without the fast powers (same division) failed the
 // sr check below on one such cell (45x2x35, dt 300: rain 2.2e-12 mm, sr 0.69 on the CPU, error 0.58),
@@ -78,6 +80,11 @@ void check_golden(const wsm5::domain& d, const std::string& file, int calls, int
   const golden_tol tol = tol_for(calls, sources);
   const auto near = [&](double got, double want, double bound) {
     return std::fabs(got - want) <= bound + (5e-9 + tol.rel) * std::fabs(want);
+  };
+  // GPU results (sources = 2) also carry the CUDA build's extra precipitation error (gpu_precip_extra_rel).
+  const double precip_extra = sources > 1 ? wsm5::gpu_precip_extra_rel() * calls : 0.0;
+  const auto near_precip = [&](double got, double want, double bound) {
+    return near(got, want, bound + precip_extra * std::fabs(want));
   };
   double worst_q = 0, worst_th = 0, worst_p = 0;
   for (std::int64_t c = 0; c < d.nx; ++c) {
@@ -101,7 +108,7 @@ void check_golden(const wsm5::domain& d, const std::string& file, int calls, int
                                            {d.snow[cc], gc.snow}, {d.snowncv[cc], gc.snowncv}};
     for (const auto& [got, want] : ps) {
       worst_p = std::max(worst_p, std::fabs(got - want));
-      BOOST_TEST(near(got, want, tol.precip), "column " << c + 1 << ": precipitation " << got << " vs WRF " << want);
+      BOOST_TEST(near_precip(got, want, tol.precip), "column " << c + 1 << ": precipitation " << got << " vs WRF " << want);
     }
     // sr = snowncv / rainncv: relative error of the ratio <= the sum of the two relative errors.
     if (gc.rainncv > 0)
@@ -407,12 +414,20 @@ wsm5::domain run_gpu(const wsm5::domain& d0, wsm5::variant v, int calls, wsm5::d
 /// GPU vs CPU reference after `calls` calls: the same per-call bounds as against WRF (few-ulp
 /// transcendental differences only, since both round every + and * alike: -fmad=false / no contraction).
 void check_vs_reference(const wsm5::domain& gpu, const wsm5::domain& ref, int calls, const char* what) {
+  // The library's bounds (wsm5::gpu_vs_reference_bounds) are the per-call figures derived above; the
+  // precipitation fields' relative part includes the CUDA build's own arithmetic (gpu_precip_extra_rel).
+  const wsm5::gpu_bounds b = wsm5::gpu_vs_reference_bounds(calls);
   const golden_tol tol = tol_for(calls);
-  for (const auto& e : wsm5::compare(gpu, ref, tol.rel)) {
-    const double lim = e.name == "th" ? tol.th : e.name[0] == 'q' ? tol.q : e.name == "sr" ? 1e-5 * calls : tol.precip;
+  BOOST_TEST(b.q == tol.q);
+  BOOST_TEST(b.th == tol.th);
+  BOOST_TEST(b.precip == tol.precip);
+  bool ok = true;
+  for (const auto& e : wsm5::compare_with_bounds(gpu, ref, b, ok)) {
+    const double lim = e.name == "th" ? b.th : e.name[0] == 'q' ? b.q : e.name == "sr" ? b.sr : b.precip;
     BOOST_TEST(e.max_excess <= lim, what << ": " << e.name << " max |error| " << e.max_abs << " at " << e.worst
                                          << " (beyond the relative part: " << e.max_excess << ") > " << lim);
   }
+  BOOST_TEST(ok);
 }
 }  // namespace
 

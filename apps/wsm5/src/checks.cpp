@@ -38,6 +38,32 @@ std::vector<field_error> compare(const domain& a, const domain& b, double rel_al
   return out;
 }
 
+gpu_bounds gpu_vs_reference_bounds(int calls) {
+  const double n = calls;
+  gpu_bounds b;
+  b.q = 8e-9 * n;
+  b.th = 2.6e-4 * n;
+  b.precip = 1e-6 * n;
+  b.sr = 1e-5 * n;
+  b.rel = 5e-7 * n;
+  b.precip_rel = (5e-7 + gpu_precip_extra_rel()) * n;
+  return b;
+}
+
+std::vector<field_error> compare_with_bounds(const domain& gpu, const domain& ref, const gpu_bounds& b, bool& ok) {
+  auto errors = compare(gpu, ref, b.rel);
+  const auto precip_errors = compare(gpu, ref, b.precip_rel);
+  ok = true;
+  for (std::size_t f = 0; f < errors.size(); ++f) {
+    auto& e = errors[f];
+    const bool precip = e.name == "rain" || e.name == "snow" || e.name == "rainncv" || e.name == "snowncv";
+    if (precip) e = precip_errors[f];
+    const double bound = e.name == "th" ? b.th : e.name[0] == 'q' ? b.q : e.name == "sr" ? b.sr : b.precip;
+    if (!(e.max_excess <= bound)) ok = false;
+  }
+  return errors;
+}
+
 double column_water(const domain& d, std::int64_t col) {
   const std::int64_t i = col % d.nx, j = col / d.nx;
   double w = 0;

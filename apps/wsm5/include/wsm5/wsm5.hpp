@@ -180,6 +180,26 @@ struct field_error {
 /// rainncv, snowncv, sr). `rel_allowance`: the relative part of a mixed bound |a - b| <= abs + rel |b|.
 std::vector<field_error> compare(const domain& a, const domain& b, double rel_allowance = 0);
 
+/// Bounds |gpu - ref| <= abs + rel |ref| per field for a GPU variant against the CPU reference after
+/// `calls` calls, growing linearly with the calls. Derivation: tests/wsm5/test_wsm5.cpp ("Tolerances")
+/// and apps/wsm5/README.md ("Accuracy"). Per call: q 8e-9 kg/kg, theta 2.6e-4 K, precipitation 1e-6 mm,
+/// sr 1e-5, relative part 5e-7; the precipitation fields' relative part adds gpu_precip_extra_rel().
+struct gpu_bounds {
+  double q = 0, th = 0, precip = 0, sr = 0, rel = 0, precip_rel = 0;
+};
+gpu_bounds gpu_vs_reference_bounds(int calls);
+
+/// Extra relative error per call of the surface precipitation that the CUDA build's own arithmetic
+/// allows for: 0 with IEEE division/sqrt and powf (WSM5_GPU_PREC_DIV_SQRT=ON, WSM5_GPU_FAST_POW=OFF);
+/// otherwise the surface flux chain (rain slope power, sqrt, two divisions) carries up to ~20 float ulp,
+/// 20 * 2^-23 = 2.4e-6 relative.
+double gpu_precip_extra_rel();
+
+/// compare() with each field's own bound: max_excess is measured beyond the field's relative part
+/// (precip_rel for rain, snow, rainncv, snowncv; rel otherwise); `ok` turns false when any field's
+/// max_excess exceeds its absolute part.
+std::vector<field_error> compare_with_bounds(const domain& gpu, const domain& ref, const gpu_bounds& b, bool& ok);
+
 /// Per-column water budget: column water sum_k den*(qv+qc+qr+qi+qs)*delz before minus after minus the
 /// change of `rain` [kg m-2], in double. The bound per call: every stored mixing ratio is rounded at most
 /// ~16 times per call, each rounding <= u|q| (u = 2^-24), so |residual| <= 16 u (W_before + W_after).

@@ -224,6 +224,15 @@ host_pin::~host_pin() {
   for (void* p : ptrs_) cudaHostUnregister(p);
 }
 
+double gpu_precip_extra_rel() {
+  // This TU is compiled with the same flags as the kernels, so these macros describe their arithmetic.
+#if defined(WSM5_GPU_FAST_POW) || defined(WSM5_GPU_APPROX_DIV_SQRT)
+  return 20.0 * 0x1p-23;  // ~20 float ulp in the surface flux chain (wsm5.hpp)
+#else
+  return 0.0;
+#endif
+}
+
 double peak_fp32_flops() {
   int dev = 0, sms = 0, khz = 0;
   REDUCE_CUDA_CHECK(cudaGetDevice(&dev));

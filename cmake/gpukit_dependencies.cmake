@@ -23,3 +23,20 @@ else()
   message(WARNING "OpenMP not found: CPU backends run single-threaded")
   set(GPUKIT_OPENMP "")
 endif()
+
+# gpukit_link_hdf5(<target> <what>): links the HDF5 C library PRIVATE. FindHDF5 defines the imported
+# target hdf5::hdf5 since CMake 3.19 (3.25 here, 4.x on the GPU machines); the variables are the fallback
+# for an HDF5 found some other way. <what> names the component in the error when HDF5 is missing.
+function(gpukit_link_hdf5 target what)
+  if(NOT HDF5_FOUND)
+    message(FATAL_ERROR "${what} needs HDF5 (C library and headers): apt install libhdf5-dev, "
+                        "or pass -DHDF5_ROOT=...")
+  endif()
+  if(TARGET hdf5::hdf5)
+    target_link_libraries(${target} PRIVATE hdf5::hdf5)
+  else()
+    target_include_directories(${target} SYSTEM PRIVATE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
+    target_compile_definitions(${target} PRIVATE ${HDF5_C_DEFINITIONS} ${HDF5_DEFINITIONS})
+    target_link_libraries(${target} PRIVATE ${HDF5_C_LIBRARIES} ${HDF5_LIBRARIES})
+  endif()
+endfunction()

@@ -13,53 +13,13 @@
 #include <vector>
 
 #include "file_util.hpp"
+#include "sparse/hdf5_handle.hpp"
 
 namespace sparse {
 namespace {
 
-/// Silences HDF5's own error stack printing while we are inside it (we report errors ourselves, with
-/// the file and dataset names); restores the previous handler on exit.
-class quiet_hdf5 {
-public:
-  quiet_hdf5() {
-    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~quiet_hdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-  quiet_hdf5(const quiet_hdf5&) = delete;
-  quiet_hdf5& operator=(const quiet_hdf5&) = delete;
-
-private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
-
-/// RAII for an hid_t with its matching close function.
-class handle {
-public:
-  handle() = default;
-  handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  handle(const handle&) = delete;
-  handle& operator=(const handle&) = delete;
-  handle(handle&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), close_(o.close_) {}
-  handle& operator=(handle&& o) noexcept {
-    reset();
-    id_ = std::exchange(o.id_, H5I_INVALID_HID);
-    close_ = o.close_;
-    return *this;
-  }
-  ~handle() { reset(); }
-  void reset() {
-    if (id_ >= 0 && close_) close_(id_);
-    id_ = H5I_INVALID_HID;
-  }
-  hid_t get() const { return id_; }
-  bool valid() const { return id_ >= 0; }
-
-private:
-  hid_t id_ = H5I_INVALID_HID;
-  herr_t (*close_)(hid_t) = nullptr;
-};
+using hdf5::handle;
+using quiet_hdf5 = hdf5::quiet_errors;
 
 template <class T>
 hid_t native_type() {

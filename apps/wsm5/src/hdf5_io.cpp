@@ -7,44 +7,14 @@
 #include <utility>
 #include <vector>
 
+#include "sparse/hdf5_handle.hpp"
 #include "wsm5/wsm5.hpp"
 
 namespace wsm5 {
 namespace {
 
-/// Silences HDF5's own error-stack printing while we are inside it (errors are reported by us, naming
-/// the file and dataset); restores the previous handler on exit.
-class quiet_hdf5 {
-public:
-  quiet_hdf5() {
-    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~quiet_hdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-  quiet_hdf5(const quiet_hdf5&) = delete;
-  quiet_hdf5& operator=(const quiet_hdf5&) = delete;
-
-private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
-
-/// RAII for an hid_t and its close function.
-class handle {
-public:
-  handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  handle(const handle&) = delete;
-  handle& operator=(const handle&) = delete;
-  ~handle() {
-    if (id_ >= 0) close_(id_);
-  }
-  hid_t get() const { return id_; }
-  bool valid() const { return id_ >= 0; }
-
-private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
+using sparse::hdf5::handle;
+using quiet_hdf5 = sparse::hdf5::quiet_errors;
 
 std::vector<hsize_t> dataset_shape(hid_t file, const std::string& path, const std::string& name) {
   if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0)

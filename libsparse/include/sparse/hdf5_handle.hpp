@@ -1,0 +1,54 @@
+// RAII for the HDF5 C API, shared by libsparse's I/O and apps/wsm5: handles that close themselves, and a
+// guard that silences HDF5's own error-stack printing (callers report errors themselves, naming the file
+// and dataset). Includes <hdf5.h>: for implementation files, not for the public API headers.
+#pragma once
+#include <hdf5.h>
+
+#include <utility>
+
+namespace sparse::hdf5 {
+
+/// Silences HDF5's automatic error printing while alive; restores the previous handler on exit.
+class quiet_errors {
+public:
+  quiet_errors() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~quiet_errors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+  quiet_errors(const quiet_errors&) = delete;
+  quiet_errors& operator=(const quiet_errors&) = delete;
+
+private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+/// An hid_t with its matching close function (H5Fclose, H5Dclose, ...); move-only.
+class handle {
+public:
+  handle() = default;
+  handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  handle(const handle&) = delete;
+  handle& operator=(const handle&) = delete;
+  handle(handle&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), close_(o.close_) {}
+  handle& operator=(handle&& o) noexcept {
+    reset();
+    id_ = std::exchange(o.id_, H5I_INVALID_HID);
+    close_ = o.close_;
+    return *this;
+  }
+  ~handle() { reset(); }
+  void reset() {
+    if (id_ >= 0 && close_) close_(id_);
+    id_ = H5I_INVALID_HID;
+  }
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+private:
+  hid_t id_ = H5I_INVALID_HID;
+  herr_t (*close_)(hid_t) = nullptr;
+};
+
+}  // namespace sparse::hdf5

@@ -12,7 +12,10 @@
 #include <cstdint>
 #include <vector>
 
+#include <utility>
+
 #include "reduce/cuda/check.hpp"
+#include "reduce/device_buffer.hpp"
 
 namespace gpukit {
 
@@ -66,18 +69,25 @@ public:
   /// calls do not overlap.
   template <class Work>
   timing time(Work&& work, repeats r = {}) {
+    return summarize(samples(std::forward<Work>(work), r));
+  }
+
+  /// As time(), but every sample in microseconds, in call order (for work whose cost drifts from call to
+  /// call, such as a model state that evolves).
+  template <class Work>
+  std::vector<double> samples(Work&& work, repeats r = {}) {
     for (int i = 0; i < r.warmup; ++i) work();
     REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    std::vector<double> samples;
-    samples.reserve(static_cast<std::size_t>(r.runs));
+    std::vector<double> out;
+    out.reserve(static_cast<std::size_t>(r.runs));
     for (int i = 0; i < r.runs; ++i) {
       REDUCE_CUDA_CHECK(cudaEventRecord(start_, stream_));
       work();
       REDUCE_CUDA_CHECK(cudaEventRecord(stop_, stream_));
       REDUCE_CUDA_CHECK(cudaEventSynchronize(stop_));
-      samples.push_back(elapsed_us());
+      out.push_back(elapsed_us());
     }
-    return summarize(samples);
+    return out;
   }
 
   /// `calls` back-to-back calls of `work` captured into one CUDA Graph, launched `r.runs` times; each
@@ -132,5 +142,23 @@ private:
 
 /// GB/s for `bytes` moved in `us` microseconds (1 GB = 1e9 bytes).
 inline double gb_per_s(double bytes, double us) { return us > 0 ? bytes / (us * 1e3) : 0; }
+
+/// The measured memory ceiling: a device-to-device cudaMemcpy of `bytes`, counting bytes read plus
+/// written (2 * bytes) over the median time.
+struct copy_ceiling {
+  double bytes_moved = 0;  ///< 2 * bytes
+  timing t;
+  double gb_per_s() const { return t.median_us > 0 ? bytes_moved / (t.median_us * 1e3) : 0; }
+};
+inline copy_ceiling measure_copy_ceiling(std::size_t bytes, cudaStream_t stream, repeats r = {2, 10}) {
+  reduce::device_buffer<unsigned char> src(static_cast<std::int64_t>(bytes)), dst(static_cast<std::int64_t>(bytes));
+  src.fill_bytes(1);
+  cuda_timer timer(stream);
+  copy_ceiling c;
+  c.bytes_moved = 2.0 * static_cast<double>(bytes);
+  c.t = timer.time(
+      [&] { REDUCE_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, stream)); }, r);
+  return c;
+}
 
 }  // namespace gpukit

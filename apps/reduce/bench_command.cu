@@ -127,14 +127,9 @@ public:
 
   // Device-to-device copy of 1 GiB: (read + write bytes) / time.
   double measure_copy_gbps(double* us_out) {
-    const std::int64_t bytes = std::int64_t{1} << 30;
-    reduce::device_buffer<unsigned char> src(bytes), dst(bytes);
-    src.fill_bytes(1);
-    const auto t = timer_.time(
-        [&] { REDUCE_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, stream_)); },
-        {2, s_.quick ? 5 : 20});
-    *us_out = t.median_us;
-    return gpukit::gb_per_s(2.0 * bytes, t.median_us);
+    const auto c = gpukit::measure_copy_ceiling(std::size_t{1} << 30, stream_, {2, s_.quick ? 5 : 20});
+    *us_out = c.t.median_us;
+    return c.gb_per_s();
   }
 
   template <class Work>

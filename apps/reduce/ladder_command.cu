@@ -68,15 +68,10 @@ ceilings measure_ceilings(cudaStream_t stream, gpukit::cuda_timer& timer, bool q
   ceilings c;
   {
     // Device-to-device copy of 1 GiB (2 GiB counting the write): far past L2, read + write streams.
-    const std::int64_t bytes = std::int64_t{1} << 30;
-    reduce::device_buffer<unsigned char> src(bytes), dst(bytes);
-    src.fill_bytes(1);
-    const auto t = timer.time(
-        [&] { REDUCE_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, stream)); },
-        {2, quick ? 5 : 20});
-    c.copy_bytes = 2.0 * static_cast<double>(bytes);
-    c.copy_us = t.median_us;
-    c.copy_gbps = gpukit::gb_per_s(c.copy_bytes, t.median_us);
+    const auto copy = gpukit::measure_copy_ceiling(std::size_t{1} << 30, stream, {2, quick ? 5 : 20});
+    c.copy_bytes = copy.bytes_moved;
+    c.copy_us = copy.t.median_us;
+    c.copy_gbps = copy.gb_per_s();
   }
   {
     const std::int64_t n = std::int64_t{1} << 28;

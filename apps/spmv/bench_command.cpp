@@ -67,13 +67,7 @@ struct class_result {
 
 /// Device-to-device cudaMemcpy of 1 GiB, median of 10: bytes read + written per second (the ceiling).
 double copy_ceiling_gbs() {
-  const std::int64_t n = std::int64_t{1} << 30;
-  reduce::device_buffer<unsigned char> src(n), dst(n);
-  src.fill_bytes(1);
-  const double us = median_gpu_us(
-      [&] { REDUCE_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), static_cast<std::size_t>(n), cudaMemcpyDeviceToDevice)); },
-      2, 10);
-  return 2.0 * static_cast<double>(n) / (us * 1e3);
+  return gpukit::measure_copy_ceiling(std::size_t{1} << 30, nullptr, {2, 10}).gb_per_s();
 }
 
 std::string fixed(double v, int p) {

@@ -9,6 +9,9 @@
 #include <random>
 #include <vector>
 
+#include <utility>
+
+#include "cuda_timer.hpp"
 #include "reduce/cuda/check.hpp"
 
 namespace spmv_app {
@@ -17,25 +20,8 @@ namespace spmv_app {
 /// is bracketed by its own pair of events (so the median drops outliers such as a clock ramp).
 template <class F>
 double median_gpu_us(F&& f, int warmup, int reps, cudaStream_t stream = nullptr) {
-  for (int i = 0; i < warmup; ++i) f();
-  cudaEvent_t start, stop;
-  REDUCE_CUDA_CHECK(cudaEventCreate(&start));
-  REDUCE_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> us;
-  us.reserve(static_cast<std::size_t>(reps));
-  for (int i = 0; i < reps; ++i) {
-    REDUCE_CUDA_CHECK(cudaEventRecord(start, stream));
-    f();
-    REDUCE_CUDA_CHECK(cudaEventRecord(stop, stream));
-    REDUCE_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    us.push_back(1000.0 * ms);
-  }
-  REDUCE_CUDA_CHECK(cudaEventDestroy(start));
-  REDUCE_CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
+  gpukit::cuda_timer timer(stream);
+  return timer.time(std::forward<F>(f), {warmup, reps}).median_us;
 }
 
 /// n values in [-1, 1) from raw mt19937_64 draws (53-bit mantissa; no std:: distribution, whose

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "cuda_timer.hpp"
 #include "reduce/cuda/check.hpp"
 #include "reduce/device_buffer.hpp"
 #include "reduce/reduce.hpp"
@@ -242,48 +243,15 @@ double peak_fp32_flops() {
 }
 
 double measure_d2d_copy_seconds(std::int64_t bytes, int repeats) {
-  reduce::device_buffer<char> a(bytes), b(bytes);
-  a.fill_bytes(1);
-  cudaEvent_t e0, e1;
-  REDUCE_CUDA_CHECK(cudaEventCreate(&e0));
-  REDUCE_CUDA_CHECK(cudaEventCreate(&e1));
-  std::vector<double> t;
-  for (int r = 0; r < repeats + 2; ++r) {
-    REDUCE_CUDA_CHECK(cudaEventRecord(e0, nullptr));
-    REDUCE_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, nullptr));
-    REDUCE_CUDA_CHECK(cudaEventRecord(e1, nullptr));
-    REDUCE_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    if (r >= 2) t.push_back(ms * 1e-3);  // two warm-up copies
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return gpukit::measure_copy_ceiling(static_cast<std::size_t>(bytes), nullptr, {2, repeats}).t.median_us * 1e-6;
 }
 
 namespace {
 /// Median of `repeats` timings (after 2 warm-ups) of `body` between events on stream `s0`.
 template <class Body>
 double median_event_seconds(int repeats, cudaStream_t s0, Body body) {
-  cudaEvent_t e0, e1;
-  REDUCE_CUDA_CHECK(cudaEventCreate(&e0));
-  REDUCE_CUDA_CHECK(cudaEventCreate(&e1));
-  std::vector<double> t;
-  for (int r = 0; r < repeats + 2; ++r) {
-    REDUCE_CUDA_CHECK(cudaEventRecord(e0, s0));
-    body();
-    REDUCE_CUDA_CHECK(cudaEventRecord(e1, s0));
-    REDUCE_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    if (r >= 2) t.push_back(ms * 1e-3);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  gpukit::cuda_timer timer(s0);
+  return timer.time(body, {2, repeats}).median_us * 1e-6;
 }
 
 struct pinned_bytes {
@@ -336,43 +304,17 @@ transfer_bytes transfer_bytes_per_call(std::int64_t nx, std::int64_t ny, std::in
 }
 
 std::vector<double> time_gpu_steps(gpu_domain& g, variant v, int warmup, int repeats) {
-  cudaEvent_t e0, e1;
-  REDUCE_CUDA_CHECK(cudaEventCreate(&e0));
-  REDUCE_CUDA_CHECK(cudaEventCreate(&e1));
-  for (int r = 0; r < warmup; ++r) g.step_async(v);
-  std::vector<double> t;
-  for (int r = 0; r < repeats; ++r) {
-    REDUCE_CUDA_CHECK(cudaEventRecord(e0, nullptr));
-    g.step_async(v);
-    REDUCE_CUDA_CHECK(cudaEventRecord(e1, nullptr));
-    REDUCE_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms * 1e-3);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
+  gpukit::cuda_timer timer(nullptr);
+  std::vector<double> t = timer.samples([&] { g.step_async(v); }, {warmup, repeats});
+  for (double& x : t) x *= 1e-6;
   return t;
 }
 
 std::vector<double> time_gpu_steps_with_transfers(gpu_domain& g, domain& d, variant v, int chunks, int warmup,
                                                   int repeats) {
-  cudaEvent_t e0, e1;
-  REDUCE_CUDA_CHECK(cudaEventCreate(&e0));
-  REDUCE_CUDA_CHECK(cudaEventCreate(&e1));
-  for (int r = 0; r < warmup; ++r) g.step_with_transfers(d, v, chunks);
-  std::vector<double> t;
-  for (int r = 0; r < repeats; ++r) {
-    REDUCE_CUDA_CHECK(cudaEventRecord(e0, nullptr));
-    g.step_with_transfers(d, v, chunks);
-    REDUCE_CUDA_CHECK(cudaEventRecord(e1, nullptr));
-    REDUCE_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms * 1e-3);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
+  gpukit::cuda_timer timer(nullptr);
+  std::vector<double> t = timer.samples([&] { g.step_with_transfers(d, v, chunks); }, {warmup, repeats});
+  for (double& x : t) x *= 1e-6;
   return t;
 }
 

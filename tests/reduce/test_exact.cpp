@@ -256,6 +256,51 @@ CPU_TEST_CASE_TEMPLATE(gpu_window_accumulator_gives_the_twins_bits, T, float_typ
   }
 }
 
+// The float tile pass sums a tile in a DOUBLE, exact only because the window is 25 exponents wide
+// (16 terms < 2^48 units sum to < 2^52). Worst case: 15 full-mantissa terms at the window's top
+// (t = 24) plus a one-ulp-odd term at its bottom (t = 0) need 52 bits; a second tile cancels the big
+// ones, so any bit lost in the first tile's double changes the result (which must be that small term).
+// The same with the terms one exponent higher (t = 25) leaves the window: they take the slow path.
+CPU_TEST_CASE(gpu_float_window_tile_sum_is_exact_at_the_window_edges) {
+  using reduce::detail::exact_traits;
+  constexpr int L = exact_traits<float>::limbs;
+  const int top = reduce::detail::window_traits<float>::width - 1;  // 24
+  const int centre = reduce::detail::window_traits<float>::centre;
+  const int base = 100;                        // the window x0 opens: p0 - centre
+  auto make = [](std::uint32_t m, int p) {  // m * 2^(p - 149), m < 2^24, p >= 0
+    return std::ldexp(static_cast<float>(m), p - 149);
+  };
+  const float x0 = make(1u << 23, base + centre);
+  const float tiny = make((1u << 23) + 1u, base);
+  for (int shift : {0, 1}) {
+    BOOST_TEST_CONTEXT("big terms at t = " << top + shift) {
+      const float big = make((1u << 24) - 1u, base + top + shift);
+      std::vector<std::int64_t> limbs(L, 0);
+      std::vector<std::uint32_t> digits(L);
+      auto sink = [&](int k, long long d) {
+        BOOST_REQUIRE(k >= 0 && k < L);
+        limbs[static_cast<std::size_t>(k)] += d;
+      };
+      reduce::detail::exact_window<float> w;
+      w.add(x0, sink);
+      BOOST_TEST(w.base() == base);
+      float t1[16], t2[16];
+      for (int i = 0; i < 15; ++i) {
+        t1[i] = big;
+        t2[i] = -big;
+      }
+      t1[15] = tiny;
+      t2[15] = 0.0f;
+      w.add_tile(t1, sink);
+      w.add_tile(t2, sink);
+      w.add(-x0, sink);
+      w.flush(sink);
+      const float got = reduce::detail::exact_to_float<float>(limbs.data(), w.flags, digits.data());
+      BOOST_TEST(same_bits(got, tiny), "got " << got << ", expected " << tiny);
+    }
+  }
+}
+
 GPU_TEST_CASE_TEMPLATE(cuda_reproducible_sum_is_correctly_rounded, T, float_types) {
   for (auto p : test::cuda_paths) {
     check_reproducible_random<T>(p);

@@ -180,8 +180,9 @@ T dot(const T* d_x, const T* d_y, std::int64_t n, stream_t stream = nullptr);
 /// The CORRECTLY ROUNDED sum (round to nearest even) of d_in[0..n), hence bitwise identical whatever
 /// the grid, block size, GPU or backend (the CPU twin returns the same bits). Each element is added
 /// EXACTLY as an integer multiple of the smallest subnormal into a per-thread window (a 128-bit integer
-/// spanning 32 exponents) and then into a multi-limb integer accumulator (integer addition is
-/// associative), which is rounded once.
+/// spanning 25 exponents for float, 32 for double; a float tile of 16 in-window elements is first
+/// summed in a double, which is exact there) and then into a multi-limb integer accumulator (integer
+/// addition is associative), which is rounded once.
 /// One launch, as sum. Error bound: |s - exact| <= u |exact| (half an ulp); overflow gives +-inf as
 /// IEEE rounding would. NaN anywhere, or both +inf and -inf, gives NaN; otherwise an inf gives that inf.
 /// Example:

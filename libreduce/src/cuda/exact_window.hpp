@@ -5,17 +5,18 @@
 //
 // Every finite x is the integer +-m << p in units of the smallest subnormal (exact_sum.hpp). The
 // accumulator keeps a WINDOW: a base exponent and a two's-complement __int128 `total` holding
-// sum (+-m << (p - base)) of the elements with t = p - base in [0, 32):
-//   float:  +-m << t < 2^55: a tile of 16 elements is summed in an int64 (< 2^59), then added to total;
-//   double: +-m << t < 2^85: summed in an __int128 (2^42 elements before it could overflow).
-// add_tile() is branch-free over the tile (about 16 integer instructions per float: unpack, a select
-// for the sign, one for "outside the window", a 64-bit shift and add) and takes a second, per-element
-// pass only when some element lies outside the window or is not finite. Measured on an H200 it is
-// SLOWER than calling add() per element with the slow path inline (540 vs 327 us at 2^28 floats):
-// the kernel needs 63 registers instead of 40 (see libreduce/README.md, Measured figures). There slow() adds an element
-// below the window straight to the limbs, and one above it empties the window into the limbs and
-// re-centres the window `window_centre` exponents below it (so 2^7 larger and 2^24 smaller elements
-// fit): uniform data in [-1, 1) leaves the window about once per 2^24 elements.
+// sum (+-m << (p - base)) of the elements with t = p - base in [0, width):
+//   float (width 25):  +-m << t < 2^48; a tile of 16 is summed in a DOUBLE, exactly (all multiples of
+//                      2^(base - 149), sum < 2^52 of them), converted to int64 and added to total;
+//   double (width 32): +-m << t < 2^85: summed in an __int128 (2^42 elements before it could overflow).
+// add_tile() is branch-free over the tile (float: about 8 SASS instructions per element, see
+// add_tile; the integer terms, unpack / sign select / 64-bit shift and add, took ~16 and 63
+// registers: 540 us at 2^28 floats on an H200 against 262 us now, libreduce/README.md) and takes a
+// second, per-element pass only when some element lies outside the window or is not finite. There
+// slow() adds an element below the window straight to the limbs, and one above it empties the window
+// into the limbs and re-centres the window `centre` exponents below it (float: 2^4 larger and 2^20
+// smaller elements fit; double: 2^7 and 2^24): uniform floats in [-1, 1) leave the window about once
+// per 2^20 elements.
 // The limbs are reached through `sink(limb, digit)`: radix-2^32 digits (the top one signed) of
 // exact_traits<T>::limbs int64 limbs; every digit is < 2^32 in magnitude.
 #pragma once
@@ -36,17 +37,22 @@ template <class T>
 struct window_traits;
 template <>
 struct window_traits<float> {
-  // p = max(e, 1) - 1 lies in [0, 254], 254 for inf/NaN: a base <= 254 - 32 keeps those outside.
-  static constexpr int max_base = 254 - 32;
-  using lane_t = long long;  // a tile's sum
+  // 25 exponents: a window term is < 2^(24 + 24), so a tile's 16 terms sum to < 2^52 and their sum
+  // in a DOUBLE is exact (see add_tile). A re-centred window puts the new element at t = 20: 2^4
+  // larger and 2^20 smaller elements stay in it.
+  static constexpr int width = 25;
+  static constexpr int centre = 20;
+  // p = max(e, 1) - 1 lies in [0, 254], 254 for inf/NaN: a base <= 254 - width keeps those outside.
+  static constexpr int max_base = 254 - width;
+  using lane_t = long long;  // a term
 };
 template <>
 struct window_traits<double> {
-  static constexpr int max_base = 2046 - 32;
+  static constexpr int width = 32;
+  static constexpr int centre = 24;  // 2^7 larger and 2^24 smaller elements stay in a new window
+  static constexpr int max_base = 2046 - width;
   using lane_t = __int128;
 };
-constexpr int window_width = 32;       // exponents per window
-constexpr int window_centre = 24;      // a re-centred window puts the new element at t = 24
 constexpr int no_window = -(1 << 20);  // every element is "above" it: the first one opens a window
 
 /// The signed value v * 2^(base & 31) (|v| < 2^127, so < 2^158) as five radix-2^32 digits, the top
@@ -89,7 +95,7 @@ struct exact_window {
     const bits_t mag = b & ((bits_t{1} << tr::mant_bits) - 1);
     const bits_t m = e ? (mag | (bits_t{1} << tr::mant_bits)) : mag;
     const int t = (e > 1 ? e : 1) - base1;
-    const bool ok = static_cast<bits_t>(b << 1) == 0 || static_cast<unsigned>(t) < static_cast<unsigned>(window_width);
+    const bool ok = static_cast<bits_t>(b << 1) == 0 || static_cast<unsigned>(t) < static_cast<unsigned>(wt::width);
     const bool neg = (b >> sign_shift) != 0;
     if constexpr (sizeof(T) == 4) {
       const int ms = ok ? (neg ? -static_cast<int>(m) : static_cast<int>(m)) : 0;
@@ -131,12 +137,12 @@ struct exact_window {
       emit(v, p, sink);
       return s;
     }
-    if (t < window_width) {  // inside (the window moved since x was tested)
+    if (t < wt::width) {  // inside (the window moved since x was tested)
       s.total += v << t;
       return s;
     }
     emit(s.total, s.base1 - 1, sink);  // above: empty the window, re-centre it
-    int b = p - window_centre;
+    int b = p - wt::centre;
     b = b < 0 ? 0 : (b > wt::max_base ? wt::max_base : b);
     s.base1 = b + 1;
     s.total = v << (p - b);
@@ -158,23 +164,67 @@ struct exact_window {
     else slow(x, sink);
   }
 
+  /// float: whether the bits' magnitude `a` lies in the window [lo, lo + span) (see float_range) or
+  /// is a zero; the same test as term()'s `ok`, on the bits.
+  REDUCE_HD static bool in_float_window(std::uint32_t a, std::uint32_t lo, std::uint32_t span) {
+    return a - lo < span || a == 0;
+  }
+  /// float: the window [base, base + width) of p = max(e, 1) - 1 as a range of |x|'s bits: e in
+  /// [base1, base1 + width) (e = 0 included when base1 = 1; empty without a window).
+  REDUCE_HD static void float_range(int b1, std::uint32_t& lo, std::uint32_t& span) {
+    lo = b1 > 1 ? static_cast<std::uint32_t>(b1) << tr::mant_bits : 0u;
+    span = b1 >= 1 ? (static_cast<std::uint32_t>(b1 + wt::width) << tr::mant_bits) - lo : 0u;
+  }
+
   /// A tile of N elements: one branch-free pass; a second pass for the elements outside the window
   /// (tested against the window of the first pass, which slow() may move).
   template <int N, class Sink>
   REDUCE_HD void add_tile(const T (&x)[N], Sink&& sink) {
-    typename wt::lane_t s = 0;
+    const int b1 = base1;
     bool all_in = true;
+    if constexpr (sizeof(T) == 4) {
+      // float: the window's elements are integer multiples of g = 2^(base + lsb_exp) below 2^48 g, so
+      // the tile's sum in a double is exact (< 2^52 g) and converts exactly to the int64 s / g. About
+      // 8 instructions per element (abs, two compares, a select, F2F.F64.F32, DADD) instead of ~16
+      // for the integer terms (unpack, sign, 64-bit shift and add).
+      std::uint32_t lo, span;
+      float_range(b1, lo, span);
+      double s = 0;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int i = 0; i < N; ++i) {
-      typename wt::lane_t v;
-      all_in &= term(x[i], base1, v);
-      s += v;
+      for (int i = 0; i < N; ++i) {
+        std::uint32_t b;
+        std::memcpy(&b, &x[i], sizeof b);
+        const bool ok = in_float_window(b & 0x7fffffffu, lo, span);
+        all_in &= ok;
+        const std::uint32_t kept = ok ? b : 0u;  // select the float, not the double (1 SEL, not 2)
+        float xk;
+        std::memcpy(&xk, &kept, sizeof xk);
+        s += static_cast<double>(xk);
+      }
+      if (s != 0) {  // then there is a window: 2^-(base + lsb_exp) = 2^(149 - base) <= 2^149
+        const std::uint64_t e = static_cast<std::uint64_t>(1023 - tr::lsb_exp - (b1 - 1)) << 52;
+        double inv_g;
+        std::memcpy(&inv_g, &e, sizeof inv_g);
+        total += static_cast<long long>(s * inv_g);
+      }
+    } else {
+      typename wt::lane_t s = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int i = 0; i < N; ++i) {
+        typename wt::lane_t v;
+        all_in &= term(x[i], b1, v);
+        s += v;
+      }
+      total += s;
     }
-    total += s;
     if (all_in) return;
-    const int b1 = base1;
+    // term()'s test is in_float_window's for float, written differently on purpose: the compiler
+    // then recomputes it here instead of keeping 16 "ok" bits live through the first pass (2 more
+    // instructions per element).
 #if defined(__CUDA_ARCH__)
 #pragma unroll  // a dynamically indexed tile would live in local memory
 #endif

@@ -14,7 +14,14 @@ void launch_reproducible(const T* d_in, std::int64_t n, T* d_out, void* scratch,
   static_assert(exact_traits<T>::limbs * sizeof(std::int64_t) <= exact_limbs_bytes);
   auto kernel = reproducible_sum_kernel<Threads, T>;
   static std::atomic<int> waves[64] = {};  // one per instantiation: see cached_wave
-  if (grid <= 0) grid = policy_grid(n, sizeof(T), cached_wave(waves, kernel, Threads));
+  if (grid <= 0) {
+    // The usual shape (one block per 32 KiB, at most one wave), and beyond one wave one block per
+    // reproducible_block_bytes, up to reproducible_waves waves (see reproducible_sum.cuh).
+    const std::int64_t wave = cached_wave(waves, kernel, Threads);
+    const std::int64_t big = n * static_cast<std::int64_t>(sizeof(T)) / reproducible_block_bytes;
+    grid = std::max<int>(policy_grid(n, sizeof(T), wave),
+                         static_cast<int>(std::min<std::int64_t>(big, reproducible_waves<T> * wave)));
+  }
   grid = std::min(grid, max_grid);
   char* s = static_cast<char*>(scratch);
   kernel<<<grid, Threads, 0, stream>>>(d_in, n, reinterpret_cast<unsigned long long*>(s + exact_limbs_offset),

@@ -1,8 +1,8 @@
 // Kernel of reduce::reproducible_sum: exact integer accumulation, one launch.
 //
 // Each thread runs an exact_window (exact_window.hpp): full aligned tiles (16 floats / 8 doubles per
-// thread) go through its branch-free tile pass, the rest element by element; elements outside the
-// window go into the block's shared limbs (rare). At the end each warp adds its windows with a
+// thread) go through its branch-free tile pass (float: summed exactly in a double), the rest element
+// by element; elements outside the window go into the block's shared limbs (rare). At the end each warp adds its windows with a
 // shuffle tree and ONE lane per distinct limb offset does the shared atomics (256 threads adding into
 // the same 64-bit shared limbs at once serialized into ~1000 compare-and-swap loops: most of the
 // ~20 us fixed cost of the previous version). Blocks add their nonzero limbs to the global
@@ -20,14 +20,28 @@
 
 namespace reduce::detail {
 
-// Resident threads per SM asked of the register allocator: 1024 (<= 64 registers; float needs 63,
-// double 62, no spills; 64 KiB of loads in flight per SM, more than the ~36 KiB that DRAM latency
-// needs). Forcing 1280 or 1536 for float spills 12-32 bytes.
+// Resident threads per SM asked of the register allocator. float: 1280 (<= 48 registers: 5 blocks of
+// 256; the tile pass needs 48, no spills). An H200 sweep at 2^28 floats, grid = 1..4 waves:
+// 1024 threads (51 registers) 330 / 295 / 282 / 276 us, 1280: 313 / 280 / 270 / 263 us, 1536 (40
+// registers, 24 bytes of spills) 321 / 292 / 287 / 287 us. double: 1024 (62 registers, no spills).
 template <class T>
 constexpr int reproducible_threads_per_sm = 1024;
+template <>
+constexpr int reproducible_threads_per_sm<float> = 1280;
+// Grid: up to this many waves of resident blocks (one block per 32 KiB below that). Blocks finish
+// unevenly (the slow path, the flush and the global atomics at their end), and more, shorter blocks
+// fill the SMs better: 2^27 doubles 397 / 359 / 333 / 341 us at 1 / 2 / 3 / 4 waves; floats above.
+// Only blocks of >= 128 KiB each, though: their fixed cost (limb init, flush, 3 barriers, global
+// atomics) dominated at 2^24 floats with 2048 blocks of 32 KiB (54.1 us against 32.1 us with 528
+// blocks of 127 KiB). 2^28 / 2^30 floats get 4 waves either way.
+template <class T>
+constexpr int reproducible_waves = 3;
+template <>
+constexpr int reproducible_waves<float> = 4;
+constexpr std::int64_t reproducible_block_bytes = std::int64_t{128} << 10;
 
-template <int Threads, class T>
-__global__ void __launch_bounds__(Threads, reproducible_threads_per_sm<T> / Threads)
+template <int Threads, class T, int ThreadsPerSm = reproducible_threads_per_sm<T>>
+__global__ void __launch_bounds__(Threads, ThreadsPerSm / Threads)
 reproducible_sum_kernel(const T* __restrict__ in, std::int64_t n, unsigned long long* __restrict__ global_limbs,
                         unsigned int* __restrict__ global_flags, unsigned int* __restrict__ done_blocks,
                         T* __restrict__ out) {

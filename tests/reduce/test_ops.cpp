@@ -198,9 +198,61 @@ void check_empty(test::path p) {
   }
 }
 
+/// argmin/argmax on patterns that a per-tile fast path could get wrong: NaN clusters inside one
+/// thread's tile (the first NaN wins), equal extrema a few elements apart (the first index wins), and
+/// inputs made only of the identity's value (+-inf, lowest/max: index 0, not -1).
+template <class T>
+void check_arg_patterns(test::path p) {
+  using lim = std::numeric_limits<T>;
+  const T low = lim::has_infinity ? -lim::infinity() : lim::lowest();
+  const T high = lim::has_infinity ? lim::infinity() : lim::max();
+  for (std::int64_t n : {std::int64_t{5000}, std::int64_t{40003}, (std::int64_t{1} << 20) + 5}) {
+    std::vector<std::vector<T>> cases;
+    cases.push_back(std::vector<T>(static_cast<std::size_t>(n), low));
+    cases.push_back(std::vector<T>(static_cast<std::size_t>(n), high));
+    std::vector<T> ties = input<T>(n, 900 + static_cast<std::uint64_t>(n));
+    for (std::int64_t q : {n / 3 + 1, n / 3 + 2, n / 3 + 7, n / 3 + 1024, n - 1}) {
+      ties[static_cast<std::size_t>(q)] = T(2000);  // above every input value
+      ties[static_cast<std::size_t>(q - 1 - n / 5)] = lim::is_signed ? T(-2000) : T(0);
+    }
+    cases.push_back(ties);
+    if constexpr (lim::has_quiet_NaN) {
+      std::vector<T> nans = input<T>(n, 950 + static_cast<std::uint64_t>(n));
+      for (std::int64_t q : {n / 2 + 3, n / 2 + 1, n / 2 + 2, n / 2 + 17, n / 2 + 4096 < n ? n / 2 + 4096 : n - 1})
+        nans[static_cast<std::size_t>(q)] = lim::quiet_NaN();
+      nans[static_cast<std::size_t>(n / 2)] = T(5);  // an extremum just before the NaNs
+      cases.push_back(nans);
+    }
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      const auto& x = cases[c];
+      BOOST_TEST_CONTEXT(test::to_string(p) << ", n = " << n << ", pattern " << c) {
+        const auto lo = test::oracle::arg_extremum<T, false>(x);
+        const auto hi = test::oracle::arg_extremum<T, true>(x);
+        const auto amin = test::run_path<reduce::value_index<T>>(p, x, REDUCE_PATH_LAMBDAS(argmin));
+        const auto amax = test::run_path<reduce::value_index<T>>(p, x, REDUCE_PATH_LAMBDAS(argmax));
+        BOOST_TEST(amin.index == lo.index);
+        BOOST_TEST(amax.index == hi.index);
+        BOOST_TEST((amin.value == lo.value || (lo.value != lo.value && amin.value != amin.value)));
+        BOOST_TEST((amax.value == hi.value || (hi.value != hi.value && amax.value != amax.value)));
+        const T mn = test::run_path<T>(p, x, REDUCE_PATH_LAMBDAS(min));
+        const T mx = test::run_path<T>(p, x, REDUCE_PATH_LAMBDAS(max));
+        BOOST_TEST((mn == lo.value || (lo.value != lo.value && mn != mn)));
+        BOOST_TEST((mx == hi.value || (hi.value != hi.value && mx != mx)));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(ops)
+
+CPU_TEST_CASE_TEMPLATE(reference_arg_patterns_match_oracle, T, all_types) {
+  check_arg_patterns<T>(test::path::reference);
+}
+GPU_TEST_CASE_TEMPLATE(cuda_arg_patterns_match_oracle, T, all_types) {
+  for (auto p : test::cuda_paths) check_arg_patterns<T>(p);
+}
 
 CPU_TEST_CASE_TEMPLATE(reference_min_max_arg_match_oracle, T, all_types) { check_min_max<T>(test::path::reference); }
 GPU_TEST_CASE_TEMPLATE(cuda_min_max_arg_match_oracle, T, all_types) {

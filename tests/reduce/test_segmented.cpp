@@ -2,6 +2,7 @@
 // on length mixes that exercise every bin (thread <= 16, warp <= 4096, block beyond).
 #include <boost/mpl/list.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -131,6 +132,35 @@ CPU_TEST_CASE(reference_rejects_decreasing_offsets) {
   std::vector<float> out(3);
   BOOST_CHECK_THROW(reduce::reference::segmented_sum(x.data(), off.data(), 3, out.data()), std::invalid_argument);
   BOOST_CHECK_THROW(reduce::reference::segmented_sum(x.data(), off.data(), -1, out.data()), std::invalid_argument);
+}
+
+// The GPU calls leave their queue counters at zero for the next call (no memset per call): one
+// workspace alternating between layouts with many, no and few long segments must stay exact.
+GPU_TEST_CASE(cuda_segmented_workspace_serves_alternating_layouts) {
+  const auto all = layouts();
+  std::int64_t most = 0;
+  for (const auto& l : all) most = std::max<std::int64_t>(most, static_cast<std::int64_t>(l.offsets.size()) - 1);
+  reduce::workspace ws(reduce::workspace::segmented_bytes(most));
+  std::uint64_t stream = 1700;
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& l : all) {
+      const auto segs = static_cast<std::int64_t>(l.offsets.size()) - 1;
+      const std::vector<std::int64_t> x = values<std::int64_t>(l.offsets.back(), ++stream);
+      reduce::device_buffer<std::int64_t> d(x), d_off(l.offsets), d_out(std::max<std::int64_t>(segs, 1));
+      d_out.fill_bytes(test::poison_byte);
+      reduce::segmented_max(d.data(), d_off.data(), segs, d_out.data(), ws);
+      const auto got = d_out.download();
+      int failures = 0;
+      for (std::int64_t s = 0; s < segs && failures < 5; ++s) {
+        const std::vector<std::int64_t> seg(x.begin() + l.offsets[s], x.begin() + l.offsets[s + 1]);
+        const auto want = test::oracle::arg_extremum<std::int64_t, true>(seg).value;
+        BOOST_TEST_CONTEXT("round " << round << ", " << l.what << ", segment " << s) {
+          BOOST_TEST(got[static_cast<std::size_t>(s)] == want);
+        }
+        failures += got[static_cast<std::size_t>(s)] != want;
+      }
+    }
+  }
 }
 
 GPU_TEST_CASE(cuda_segmented_rejects_a_small_workspace) {

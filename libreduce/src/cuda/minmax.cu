@@ -7,9 +7,9 @@ namespace reduce {
 namespace detail {
 namespace {
 template <class T>
-op_reducer<T, minimum> make_min() { return {minimum{}, minimum::identity<T>()}; }
+exact_op_reducer<T, minimum> make_min() { return {{minimum{}, minimum::identity<T>()}}; }
 template <class T>
-op_reducer<T, maximum> make_max() { return {maximum{}, maximum::identity<T>()}; }
+exact_op_reducer<T, maximum> make_max() { return {{maximum{}, maximum::identity<T>()}}; }
 template <class T>
 arg_reducer<T, false> make_argmin() { return {}; }
 template <class T>

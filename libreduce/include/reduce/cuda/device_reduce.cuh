@@ -3,7 +3,7 @@
 //   reduce::device::transform_reduce(d_in, n, transform, op, identity, d_out, ws_or_stream)
 //   reduce::device::count_if(d_in, n, pred, d_count, ws_or_stream)
 //   reduce::device::segmented_reduce(d_in, d_offsets, num_segments, op, identity, d_out, ws_or_stream)
-// Every call is one single-pass launch (segmented: a memset and two launches), stream-ordered, with
+// Every call is one single-pass launch (segmented: two launches, the second programmatic), stream-ordered, with
 // 64-bit counts, and writes its result to device memory without synchronizing. `ws_or_stream` is
 // either (reduce::workspace& ws, stream_t stream = nullptr) -- no allocation -- or
 // (stream_t stream = nullptr) -- scratch from the stream-ordered pool (cudaMallocAsync).
@@ -48,6 +48,24 @@ struct op_reducer {
   __device__ __forceinline__ void add(T& acc, T x, T, std::int64_t) const { acc = op(acc, x); }
   __device__ __forceinline__ T combine(T a, T b) const { return op(a, b); }
   __device__ __forceinline__ T finish(T a) const { return a; }
+};
+
+/// op_reducer for exact, order-free operators (min, max): a thread's share of each full tile is
+/// combined as a tree (depth log2(N) instead of a chain of N dependent compare-selects), then once
+/// with the accumulator. Not for sums: their rounding chain (and bound) assumes op_reducer's order.
+template <class T, class Op>
+struct exact_op_reducer : op_reducer<T, Op> {
+  template <int N>
+  __device__ __forceinline__ void add_tile(T& acc, const T (&v)[N], std::int64_t, std::int64_t) const {
+    T t[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) t[j] = v[j];
+#pragma unroll
+    for (int s = 1; s < N; s *= 2)
+#pragma unroll
+      for (int j = 0; j + s < N; j += 2 * s) t[j] = this->op(t[j], t[j + s]);
+    acc = this->op(acc, t[0]);
+  }
 };
 
 struct no_finish {
@@ -111,6 +129,36 @@ struct arg_reducer {
   }
   __device__ __forceinline__ void add(acc_type& acc, T x, T, std::int64_t i) const {
     if (better(x, i, acc.value, acc.index)) acc = {x, i};
+  }
+  // b, which comes after a in the input, replaces a: strictly better, or the first NaN after numbers.
+  __device__ __forceinline__ static bool later_wins(T b, T a) {
+    if constexpr (std::is_floating_point_v<T>) return (IsMax ? a < b : b < a) || (b != b && a == a);
+    else return IsMax ? a < b : b < a;
+  }
+  /// A thread's share of one full tile (traverse): v[j] is element i0 + (j / V) * stride + j % V, so
+  /// positions increase with j. A tree whose left operand always holds the lower positions (later_wins
+  /// on plain values and 32-bit positions: depth log2(N) instead of a chain of N 64-bit compares),
+  /// then one full compare with the accumulator: the same first-NaN / first-index result as add().
+  template <int N>
+  __device__ __forceinline__ void add_tile(acc_type& acc, const T (&v)[N], std::int64_t i0, std::int64_t stride) const {
+    constexpr int V = vec_elems<T> > 0 ? vec_elems<T> : 1;
+    T bv[N];
+    int bp[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      bv[j] = v[j];
+      bp[j] = j;
+    }
+#pragma unroll
+    for (int s = 1; s < N; s *= 2)
+#pragma unroll
+      for (int j = 0; j + s < N; j += 2 * s) {
+        const bool take = later_wins(bv[j + s], bv[j]);
+        bv[j] = take ? bv[j + s] : bv[j];
+        bp[j] = take ? bp[j + s] : bp[j];
+      }
+    const std::int64_t i = i0 + static_cast<std::int64_t>(bp[0] / V) * stride + bp[0] % V;
+    if (better(bv[0], i, acc.value, acc.index)) acc = {bv[0], i};
   }
   __device__ __forceinline__ acc_type combine(acc_type a, acc_type b) const {
     return better(b.value, b.index, a.value, a.index) ? b : a;
@@ -328,7 +376,8 @@ Out to_host(cudaStream_t stream, F&& launch) {
   return result;
 }
 
-/// Segmented: memset of the long-segment counter, segmented_short_kernel, segmented_long_kernel.
+/// Segmented: segmented_short_kernel, then segmented_long_kernel as its programmatic dependent (no
+/// memset: the long kernel leaves its counters at zero; fresh pool scratch is zeroed).
 template <class T, class Op>
 void run_segmented(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, Op op, T identity,
                    T* d_out, workspace* ws, cudaStream_t stream, const char* what) {
@@ -339,8 +388,8 @@ void run_segmented(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
   const std::size_t bytes = workspace::segmented_bytes(num_segments);
   auto go = [&](void* scratch) {
     auto* count = reinterpret_cast<unsigned long long*>(static_cast<char*>(scratch) + segment_counter_offset);
+    auto* done = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch) + segment_done_offset);
     auto* queue = reinterpret_cast<std::int64_t*>(static_cast<char*>(scratch) + workspace_bytes);
-    REDUCE_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(unsigned long long), stream));
     const std::int64_t warps = (num_segments + warp::warp_size - 1) / warp::warp_size;
     const std::int64_t short_grid = (warps * warp::warp_size + threads - 1) / threads;
     if (short_grid > 0x7fffffff) throw std::invalid_argument(std::string(what) + ": too many segments");
@@ -350,14 +399,27 @@ void run_segmented(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
     auto long_kernel = segmented_long_kernel<threads, T, Op>;
     const std::int64_t wave = std::int64_t{sm_count()} * resident_blocks(long_kernel, threads);
     const int long_grid = static_cast<int>(std::max<std::int64_t>(1, std::min(wave, num_segments)));
-    long_kernel<<<long_grid, threads, 0, stream>>>(d_in, d_offsets, op, identity, d_out, queue, count);
+    // Programmatic dependent launch: the long kernel's launch overlaps the short kernel (which lets it
+    // be scheduled at once), and it waits in griddepcontrol.wait for the short kernel's queue.
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(static_cast<unsigned>(long_grid));
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    REDUCE_CUDA_CHECK(cudaLaunchKernelEx(&config, long_kernel, d_in, d_offsets, op, identity, d_out,
+                                         static_cast<const std::int64_t*>(queue), count, done));
     REDUCE_CHECK_LAUNCH();
   };
   if (ws) {
     require_workspace(*ws, bytes, what);
     go(ws->data());
   } else {
-    pool_scratch s(bytes, 0, stream);
+    pool_scratch s(bytes, zeroed_bytes, stream);
     go(s.data());
   }
 }

@@ -32,7 +32,8 @@ constexpr std::size_t max_partial_bytes = 32;   // largest per-block partial (va
 constexpr std::size_t workspace_bytes = partials_offset + max_grid * max_partial_bytes;
 // Offsets (bytes) of the counters inside the first 256 bytes.
 constexpr std::size_t done_counter_offset = 0;      // single-pass: blocks finished (back to 0 at exit)
-constexpr std::size_t segment_counter_offset = 64;  // segmented: long segments queued (memset per call)
+constexpr std::size_t segment_counter_offset = 64;  // segmented: long segments queued (back to 0 at exit)
+constexpr std::size_t segment_done_offset = 72;     // segmented: long-kernel blocks finished (back to 0)
 constexpr std::size_t exact_flags_offset = 128;     // reproducible sum: NaN / +inf / -inf seen
 // Bytes a fresh pool scratch must zero: the counters and the limbs.
 constexpr std::size_t zeroed_bytes = partials_offset;
@@ -135,7 +136,10 @@ __device__ __forceinline__ void traverse(const T* __restrict__ x, const T* __res
         for (int k = 0; k < Unroll; ++k)
 #pragma unroll
           for (int e = 0; e < V; ++e) v[k * V + e] = load_vector_element<T>(a[k], e);
-        tile_f(v);
+        // A tile_f that takes an index gets the index of v[0]; v[k * V + e] is element
+        // i0 + k * Threads * V + e (argmin/argmax need positions, the reproducible sum does not).
+        if constexpr (std::is_invocable_v<G&, const T(&)[Unroll * V], std::int64_t>) tile_f(v, head + v0 * V);
+        else tile_f(v);
       } else {
 #pragma unroll
         for (int k = 0; k < Unroll; ++k) {
@@ -195,6 +199,12 @@ __device__ __forceinline__ A load_partial(const A* p) {
   return a;
 }
 
+/// Reducers with add_tile(acc, const T (&v)[N], i0, stride) take whole tiles (see traverse).
+template <class R, class = void>
+struct has_add_tile : std::false_type {};
+template <class R>
+struct has_add_tile<R, std::void_t<decltype(&R::template add_tile<1>)>> : std::true_type {};
+
 template <class R>
 struct combine_op {
   R r;
@@ -217,9 +227,19 @@ single_pass_kernel(const typename R::value_type* __restrict__ x, const typename 
   const combine_op<R> op{r};
 
   A acc = r.identity();
-  traverse<Threads, Unroll, R::two_inputs>(x, y, n, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x),
-                                           [&](std::int64_t i, typename R::value_type a,
-                                               typename R::value_type b) { r.add(acc, a, b, i); });
+  auto add = [&](std::int64_t i, typename R::value_type a, typename R::value_type b) { r.add(acc, a, b, i); };
+  if constexpr (has_add_tile<R>::value) {
+    // argmin/argmax: a thread's share of each full tile is reduced as a tree of plain compares on
+    // 32-bit positions, and only the tile's winner meets the 64-bit (value, index) accumulator.
+    using T = typename R::value_type;
+    constexpr int N = Unroll * (vec_elems<T> > 0 ? vec_elems<T> : 1);
+    traverse<Threads, Unroll, false>(x, y, n, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x), add,
+                                     [&](const T (&v)[N], std::int64_t i0) {
+                                       r.add_tile(acc, v, i0, std::int64_t{Threads} * vec_elems<T>);
+                                     });
+  } else {
+    traverse<Threads, Unroll, R::two_inputs>(x, y, n, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x), add);
+  }
   acc = br::reduce(acc, op, tmp);
   if (gridDim.x == 1) {
     if (threadIdx.x == 0) *out = r.finish(acc);
@@ -257,6 +277,20 @@ single_pass_kernel(const typename R::value_type* __restrict__ x, const typename 
 
 // ---------------------------------------------------------------------------------------------
 // Segmented reduction, binned by length.
+
+/// Programmatic dependent launch (sm_90+; no-ops on older GPUs and when the dependent kernel was
+/// launched without the attribute): the primary lets the dependent grid be scheduled early, the
+/// dependent waits until the primary grid has finished and its memory is visible.
+__device__ __forceinline__ void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_primary_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 constexpr std::int64_t segment_thread_max = 16;   // a thread per segment up to 16 elements
 constexpr std::int64_t segment_warp_max = 4096;   // a warp per segment up to 4096 (128 per lane)
 
@@ -268,6 +302,7 @@ __global__ void __launch_bounds__(Threads)
 segmented_short_kernel(const T* __restrict__ in, const std::int64_t* __restrict__ offsets,
                        std::int64_t num_segments, Op op, T identity, T* __restrict__ out,
                        std::int64_t* __restrict__ long_queue, unsigned long long* __restrict__ long_count) {
+  allow_dependent_launch();  // segmented_long_kernel may be scheduled now; it waits for this grid's results
   const int lane = static_cast<int>(threadIdx.x) % warp::warp_size;
   const std::int64_t first = (static_cast<std::int64_t>(blockIdx.x) * Threads + threadIdx.x) -
                              static_cast<std::int64_t>(lane);  // first segment of this warp
@@ -312,14 +347,17 @@ segmented_short_kernel(const T* __restrict__ in, const std::int64_t* __restrict_
 }
 
 /// A block per queued long segment (grid-stride over the queue), 16-byte loads via traverse (misaligned
-/// segment starts take its head path).
+/// segment starts take its head path). Launched as a programmatic dependent of segmented_short_kernel
+/// (its blocks start while the short kernel runs and wait here for its results); the last block to
+/// finish zeroes the queue counter, so a call needs no memset.
 template <int Threads, class T, class Op>
 __global__ void __launch_bounds__(Threads)
 segmented_long_kernel(const T* __restrict__ in, const std::int64_t* __restrict__ offsets, Op op, T identity,
                       T* __restrict__ out, const std::int64_t* __restrict__ long_queue,
-                      const unsigned long long* __restrict__ long_count) {
+                      unsigned long long* __restrict__ long_count, unsigned int* __restrict__ done_blocks) {
   using br = block::block_reduce<Threads, T>;
   __shared__ typename br::storage tmp;
+  wait_for_primary_grid();
   const auto count = static_cast<std::int64_t>(*long_count);
   for (std::int64_t q = blockIdx.x; q < count; q += gridDim.x) {
     const std::int64_t seg = long_queue[q];
@@ -333,6 +371,16 @@ segmented_long_kernel(const T* __restrict__ in, const std::int64_t* __restrict__
     acc = br::reduce(acc, op, tmp);
     if (threadIdx.x == 0) out[seg] = acc;
     __syncthreads();  // tmp is reused by the next segment
+  }
+  // Every thread of this block has read *long_count (the barrier above, or this one when the loop did
+  // not run); the last block of the grid resets both counters for the next call.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    if (atomicAdd(done_blocks, 1u) == gridDim.x - 1) {
+      *long_count = 0;
+      *done_blocks = 0;
+    }
   }
 }
 

@@ -420,6 +420,28 @@ WSM5_HD void condensation(level& s, float p, float xl, float cpm, float dtcld) {
 /// Surface precipitation of one minor loop [mm] from the summed surface fluxes (kg m-3 s-1).
 WSM5_HD float precip_mm(float fallsum, float delz1, float dtcld) { return div_rn(fallsum * delz1, denr) * dtcld * 1000.f; }
 
+/// Surface precipitation of one minor loop from the lowest level's fluxes (rain, snow, ice), WRF V3.1
+/// classic: rainncv, snowncv and sr are reset in every minor loop; rain and snow accumulate. Shared by the
+/// GPU variants (the CPU reference keeps WRF's loop over the row's columns).
+WSM5_HD void surface_precipitation(float fall_r1, float fall_s1, float fall_i1, float dz1, float dtcld, float& rain,
+                                   float& snow, float& rainncv, float& snowncv, float& sr) {
+  const float fallsum = fall_r1 + fall_s1 + fall_i1;
+  const float fallsum_qsi = fall_s1 + fall_i1;
+  float rncv = 0.f, sncv = 0.f, srv = 0.f;
+  if (fallsum > 0.f) {
+    rncv = precip_mm(fallsum, dz1, dtcld);
+    rain = precip_mm(fallsum, dz1, dtcld) + rain;
+  }
+  if (fallsum_qsi > 0.f) {
+    sncv = precip_mm(fallsum_qsi, dz1, dtcld);
+    snow = precip_mm(fallsum_qsi, dz1, dtcld) + snow;
+  }
+  if (fallsum > 0.f) srv = div_rn(precip_mm(fallsum_qsi, dz1, dtcld), rncv + 1.e-12f);
+  rainncv = rncv;
+  snowncv = sncv;
+  sr = srv;
+}
+
 /// Minor time step: loops = max(nint(delt/120), 1), dtcld = delt/loops (dtcld = delt if delt <= 120).
 WSM5_HD int minor_loops(float delt) {
   const int n = nint_(delt / dtcldcr);

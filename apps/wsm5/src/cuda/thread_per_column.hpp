@@ -319,24 +319,8 @@ WSM5_UNROLL
         water_after += static_cast<double>(dk) * (static_cast<double>(s.qv) + s.qc + s.qr + s.qi + s.qs) * dz;
     }
     // Surface precipitation (classic: reset in every minor loop).
-    {
-      const float fallsum = fall_r1 + fall_s1 + fall_i1;
-      const float fallsum_qsi = fall_s1 + fall_i1;
-      const float dz1 = v.delz[base];
-      float rncv = 0.f, sncv = 0.f, srv = 0.f;
-      if (fallsum > 0.f) {
-        rncv = precip_mm(fallsum, dz1, dtcld);
-        v.rain[c2] = precip_mm(fallsum, dz1, dtcld) + v.rain[c2];
-      }
-      if (fallsum_qsi > 0.f) {
-        sncv = precip_mm(fallsum_qsi, dz1, dtcld);
-        v.snow[c2] = precip_mm(fallsum_qsi, dz1, dtcld) + v.snow[c2];
-      }
-      if (fallsum > 0.f) srv = div_rn(precip_mm(fallsum_qsi, dz1, dtcld), rncv + 1.e-12f);
-      v.rainncv[c2] = rncv;
-      v.snowncv[c2] = sncv;
-      v.sr[c2] = srv;
-    }
+    surface_precipitation(fall_r1, fall_s1, fall_i1, v.delz[base], dtcld, v.rain[c2], v.snow[c2], v.rainncv[c2],
+                          v.snowncv[c2], v.sr[c2]);
   }
   const double resid = water_before - water_after - (static_cast<double>(v.rain[c2]) - rain_before);
   v.resid[c2] = static_cast<float>(::fabs(resid));

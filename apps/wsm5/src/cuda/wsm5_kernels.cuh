@@ -185,24 +185,9 @@ __global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
       }
       if (lane == 0 && step) fall_i1 = fall_i1 + f[0];
     }
-    if (lane == 0 && store) {
-      const float fallsum = fall_r1 + fall_s1 + fall_i1;
-      const float fallsum_qsi = fall_s1 + fall_i1;
-      const float dz1 = dz[0];
-      float rncv = 0.f, sncv = 0.f, srv = 0.f;
-      if (fallsum > 0.f) {
-        rncv = precip_mm(fallsum, dz1, dtcld);
-        v.rain[c2] = precip_mm(fallsum, dz1, dtcld) + v.rain[c2];
-      }
-      if (fallsum_qsi > 0.f) {
-        sncv = precip_mm(fallsum_qsi, dz1, dtcld);
-        v.snow[c2] = precip_mm(fallsum_qsi, dz1, dtcld) + v.snow[c2];
-      }
-      if (fallsum > 0.f) srv = div_rn(precip_mm(fallsum_qsi, dz1, dtcld), rncv + 1.e-12f);
-      v.rainncv[c2] = rncv;
-      v.snowncv[c2] = sncv;
-      v.sr[c2] = srv;
-    }
+    if (lane == 0 && store)
+      surface_precipitation(fall_r1, fall_s1, fall_i1, dz[0], dtcld, v.rain[c2], v.snow[c2], v.rainncv[c2],
+                            v.snowncv[c2], v.sr[c2]);
 #pragma unroll
     for (int m = 0; m < Lpl; ++m) {
       if (!valid[m]) continue;

@@ -253,8 +253,11 @@ int run_command(int argc, char** argv) {
     j.field("device", dev);
     wsm5::gpu_domain probe(d0);
     const std::int64_t bytes = probe.min_bytes_per_call();
-    const double copy_s = wsm5::measure_d2d_copy_seconds(bytes / 2, 20);
-    const double copy_bw = static_cast<double>(bytes) / copy_s;  // read + write of bytes/2
+    // The ceiling: a device-to-device copy of half a call's bytes (read + write = one call's traffic), but
+    // at least 128 MiB, well past the L2 (50-60 MB), so that a small domain still measures DRAM bandwidth.
+    const std::int64_t copy_bytes = std::max<std::int64_t>(bytes / 2, std::int64_t{128} << 20);
+    const double copy_s = wsm5::measure_d2d_copy_seconds(copy_bytes, 20);
+    const double copy_bw = 2.0 * static_cast<double>(copy_bytes) / copy_s;  // read + write
     const double mem_floor = static_cast<double>(bytes) / copy_bw;
     const double flops_per_cell = 2400.0;  // ANCHORS.md estimate (plus exp/log/pow); not measured
     const double peak = wsm5::peak_fp32_flops();

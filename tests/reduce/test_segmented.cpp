@@ -36,7 +36,12 @@ std::vector<layout> layouts() {
   for (int r = 0; r < 40; ++r)
     for (std::int64_t l : {0, 1, 15, 16, 17, 31, 32, 33, 127, 128, 129, 4095, 4096, 4097, 10007})
       edges.push_back(l);
-  all.push_back({"bin edges 0..10007", offsets_of(edges, 5)});
+  all.push_back({"bin edges 0..10007 (block per segment)", offsets_of(edges, 5)});
+  // More than 8192 segments take the binned path (thread / warp / block bins): every bin edge again,
+  // one segment in ten, among short segments.
+  std::vector<std::int64_t> binned;
+  for (std::int64_t i = 0; i < 9001; ++i) binned.push_back(i % 10 == 0 ? edges[static_cast<std::size_t>(i / 10) % 15] : i % 17);
+  all.push_back({"9001 segments, bin edges among short ones (binned)", offsets_of(binned, 7)});
   all.push_back({"one segment of 1000003", {0, 1000003}});
   auto mixed = test::random_vector<std::int64_t>(3001, 0, 40000, 1501);
   all.push_back({"3001 segments of 0..40000", offsets_of(mixed, 3)});

@@ -233,10 +233,12 @@ std::int64_t count_nan(const T* d_in, std::int64_t n, stream_t stream = nullptr)
 // segmented
 /// d_out[s] = sum of d_in[d_offsets[s] .. d_offsets[s+1]) for s in [0, num_segments); d_offsets holds
 /// num_segments + 1 non-decreasing entries (device memory); an empty segment gives 0.
-/// Segments are binned by length: a thread per segment up to 16 elements, a warp up to 4096, a block
-/// beyond (one launch for the short and warp-sized ones, one for the long ones).
+/// Up to 8192 segments: one launch, a block per segment (as CUB). More: segments are binned by
+/// length, a thread per segment up to 16 elements, a warp up to 4096, a block beyond (one launch for
+/// the short and warp-sized ones, one for the long ones).
 /// Error per segment of length m: |s - exact| <= gamma(m - 1) * sum|x_i| (any order). Deterministic
-/// across runs and GPUs for a fixed input (the order inside a segment depends only on its length).
+/// across runs and GPUs for a fixed input (the order inside a segment depends only on its length and
+/// on whether num_segments <= 8192).
 /// Example:
 ///   reduce::segmented_sum(d_values, d_row_ptr, rows, d_row_sums);
 template <class T>

@@ -252,22 +252,25 @@ int resident_blocks(Kernel kernel, int threads) {
   return blocks;
 }
 
-// ---- launch-shape policy (measured on an H200, see libreduce/README.md) ----
-// A multi-block launch pays a tail of about three dependent L2 round trips (partial store + fence,
-// completion counter, the last block's reload of the partials: >= 1.3 us measured) plus one
-// serialized counter atomic per block; a block also costs its share of the wave's start-up. So small inputs run in ONE
-// block of single_block_threads (no counter, no fence), and larger ones get one block per
-// block_min_bytes of input, up to one full wave of resident blocks.
-constexpr std::int64_t single_block_bytes = std::int64_t{128} << 10;  // <= 32K floats: one block
-constexpr int single_block_threads = 512;                            // 512 x 4 x 16 B = 32 KiB per tile
-constexpr std::int64_t block_min_bytes = std::int64_t{32} << 10;     // 2 tiles of 256 x 4 x 16 B
+// ---- launch-shape policy (measured on an H200, see libreduce/README.md and bench/experiments) ----
+// Up to 64 KiB: ONE block of single_block_threads (no ticket, no slots). Up to medium_bytes (L2-resident
+// sizes, launch- and latency-bound): blocks of medium_threads, one per block_min_bytes (one 512 x 4 x
+// 16 B tile each), at most medium_blocks_per_sm per SM: the ticket finish costs about one L2 round trip
+// whatever the grid, so more blocks only help while each still has a tile to load. Beyond that (DRAM-
+// bound): default_threads blocks, one per block_min_bytes, up to one full wave of resident blocks.
+constexpr std::int64_t single_block_bytes = std::int64_t{64} << 10;  // <= 16K floats: one block
+constexpr int single_block_threads = 512;
+constexpr std::int64_t medium_bytes = std::int64_t{16} << 20;        // <= 4M floats
+constexpr int medium_threads = 512;
+constexpr int medium_blocks_per_sm = 2;
+constexpr std::int64_t block_min_bytes = std::int64_t{32} << 10;
 
 /// Grid of a single-pass launch of `threads`-thread blocks for n elements of `elem_bytes` bytes, given
-/// the wave (SMs x resident blocks): one block per block_min_bytes, at most one wave and max_grid.
-inline int policy_grid(std::int64_t n, std::size_t elem_bytes, std::int64_t wave) {
+/// the cap (a wave, or medium_blocks_per_sm x SMs): one block per block_min_bytes, at most `cap` and max_grid.
+inline int policy_grid(std::int64_t n, std::size_t elem_bytes, std::int64_t cap) {
   const std::int64_t bytes = n * static_cast<std::int64_t>(elem_bytes);
   const std::int64_t blocks = (bytes + block_min_bytes - 1) / block_min_bytes;
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({blocks, wave, max_grid})));
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({blocks, cap, max_grid})));
 }
 
 /// One full wave of `kernel` at `threads` threads on the current device. `cache` must be a static
@@ -289,8 +292,9 @@ inline void check_count(std::int64_t n, const char* what) {
   if (n < 0) throw std::invalid_argument(std::string(what) + ": negative element count " + std::to_string(n));
 }
 
-/// Launches single_pass_kernel for reducer `r` on `scratch` (workspace layout above; the done counter
-/// must be zero, and is zero again when the kernel ends). grid = 0: the usual shape.
+/// Launches single_pass_kernel for reducer `r` on `scratch` (workspace layout above; the ticket counter
+/// and the partial slots must be zero, and are zero again when the kernel ends). grid = 0: one block
+/// per block_min_bytes up to a full wave.
 template <int Threads, class R, int Unroll = default_unroll>
 void launch_single_pass(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n,
                         const R& r, typename R::out_type* d_out, void* scratch, cudaStream_t stream,
@@ -301,21 +305,25 @@ void launch_single_pass(const typename R::value_type* x, const typename R::value
   static std::atomic<int> waves[64] = {};  // one per instantiation: see cached_wave
   if (grid <= 0) grid = policy_grid(n, sizeof(typename R::value_type), cached_wave(waves, kernel, Threads));
   grid = std::min(grid, max_grid);
-  auto* counter = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch) + done_counter_offset);
-  auto* partials = reinterpret_cast<typename R::acc_type*>(static_cast<char*>(scratch) + partials_offset);
-  kernel<<<grid, Threads, 0, stream>>>(x, y, n, r, partials, counter, d_out);
+  auto* tickets = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch) + done_counter_offset);
+  auto* slots = reinterpret_cast<unsigned long long*>(static_cast<char*>(scratch) + partials_offset);
+  kernel<<<grid, Threads, 0, stream>>>(x, y, n, r, slots, tickets, d_out);
   REDUCE_CHECK_LAUNCH();
 }
 
-/// The usual shape: one block of single_block_threads for small inputs, else the policy grid of
-/// default_threads blocks.
+/// The usual shape (see the policy above).
 template <class R>
 void launch_default(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n,
                     const R& r, typename R::out_type* d_out, void* scratch, cudaStream_t stream) {
-  if (n * static_cast<std::int64_t>(sizeof(typename R::value_type)) <= single_block_bytes)
+  const std::int64_t bytes = n * static_cast<std::int64_t>(sizeof(typename R::value_type));
+  if (bytes <= single_block_bytes) {
     launch_single_pass<single_block_threads>(x, y, n, r, d_out, scratch, stream, 1);
-  else
+  } else if (bytes <= medium_bytes) {
+    const int grid = policy_grid(n, sizeof(typename R::value_type), std::int64_t{medium_blocks_per_sm} * sm_count());
+    launch_single_pass<medium_threads>(x, y, n, r, d_out, scratch, stream, grid);
+  } else {
     launch_single_pass<default_threads>(x, y, n, r, d_out, scratch, stream);
+  }
 }
 
 inline void require_workspace(const workspace& ws, std::size_t bytes, const char* what) {
@@ -352,8 +360,8 @@ void run(const typename R::value_type* x, const typename R::value_type* y, std::
     require_workspace(*ws, workspace_bytes, what);
     launch_default(x, y, n, r, d_out, ws->data(), stream);
   } else {
-    // Only the counters (and limbs) need zeroing; the partials are written before they are read.
-    pool_scratch s(workspace_bytes, zeroed_bytes, stream);
+    // The counters, the limbs and the slots of the largest grid need zeroing.
+    pool_scratch s(workspace_bytes, zeroed_bytes_for<typename R::acc_type>(max_grid), stream);
     launch_default(x, y, n, r, d_out, s.data(), stream);
   }
 }
@@ -376,8 +384,9 @@ Out to_host(cudaStream_t stream, F&& launch) {
   return result;
 }
 
-/// Segmented: segmented_short_kernel, then segmented_long_kernel as its programmatic dependent (no
-/// memset: the long kernel leaves its counters at zero; fresh pool scratch is zeroed).
+/// Segmented: up to block_per_segment_max segments, segmented_block_kernel alone; more,
+/// segmented_short_kernel, then segmented_long_kernel as its programmatic dependent (no memset: the long
+/// kernel leaves its counters at zero; fresh pool scratch is zeroed).
 template <class T, class Op>
 void run_segmented(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, Op op, T identity,
                    T* d_out, workspace* ws, cudaStream_t stream, const char* what) {
@@ -387,6 +396,12 @@ void run_segmented(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
   constexpr int threads = default_threads;
   const std::size_t bytes = workspace::segmented_bytes(num_segments);
   auto go = [&](void* scratch) {
+    if (num_segments <= block_per_segment_max) {
+      segmented_block_kernel<segment_block_threads><<<static_cast<unsigned>(num_segments), segment_block_threads, 0,
+                                                      stream>>>(d_in, d_offsets, op, identity, d_out);
+      REDUCE_CHECK_LAUNCH();
+      return;
+    }
     auto* count = reinterpret_cast<unsigned long long*>(static_cast<char*>(scratch) + segment_counter_offset);
     auto* done = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch) + segment_done_offset);
     auto* queue = reinterpret_cast<std::int64_t*>(static_cast<char*>(scratch) + workspace_bytes);
@@ -396,14 +411,14 @@ void run_segmented(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
     segmented_short_kernel<threads><<<static_cast<unsigned>(short_grid), threads, 0, stream>>>(
         d_in, d_offsets, num_segments, op, identity, d_out, queue, count);
     REDUCE_CHECK_LAUNCH();
-    auto long_kernel = segmented_long_kernel<threads, T, Op>;
-    const std::int64_t wave = std::int64_t{sm_count()} * resident_blocks(long_kernel, threads);
+    auto long_kernel = segmented_long_kernel<segment_block_threads, T, Op>;
+    const std::int64_t wave = std::int64_t{sm_count()} * resident_blocks(long_kernel, segment_block_threads);
     const int long_grid = static_cast<int>(std::max<std::int64_t>(1, std::min(wave, num_segments)));
     // Programmatic dependent launch: the long kernel's launch overlaps the short kernel (which lets it
     // be scheduled at once), and it waits in griddepcontrol.wait for the short kernel's queue.
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(static_cast<unsigned>(long_grid));
-    config.blockDim = dim3(threads);
+    config.blockDim = dim3(segment_block_threads);
     config.dynamicSmemBytes = 0;
     config.stream = stream;
     cudaLaunchAttribute attribute[1];
@@ -479,10 +494,10 @@ void count_if(const T* d_in, std::int64_t n, Pred pred, std::int64_t* d_count, s
   transform_reduce(d_in, n, detail_count::as_count<Pred>{pred}, plus{}, std::int64_t{0}, d_count, stream);
 }
 
-/// d_out[s] = op-reduction of d_in[d_offsets[s] .. d_offsets[s+1]) (identity when empty), segments
-/// binned by length (thread / warp / block per segment). The workspace needs
-/// workspace::segmented_bytes(num_segments). Deterministic; the order within a segment depends only on
-/// its length.
+/// d_out[s] = op-reduction of d_in[d_offsets[s] .. d_offsets[s+1]) (identity when empty): a block per
+/// segment up to block_per_segment_max segments, else segments binned by length (thread / warp / block
+/// per segment). The workspace needs workspace::segmented_bytes(num_segments). Deterministic; the order
+/// within a segment depends only on its length and on which of the two paths runs.
 /// Example:
 ///   reduce::device::segmented_reduce(d_vals, d_row_ptr, rows, reduce::plus{}, 0.0f, d_sums, stream);
 template <class T, class Op>

@@ -17,25 +17,35 @@
 #include <type_traits>
 
 #include "reduce/cuda/block_reduce.cuh"
+#include "reduce/operators.hpp"
 
 namespace reduce::detail {
 
-// ---- workspace layout: [counters (256 B) | exact-sum limbs (1 KiB) | partials of up to max_grid
+// ---- workspace layout: [counters (256 B) | exact-sum limbs (1 KiB) | partial slots of up to max_grid
 // blocks | segment queue ...]. Every region has a single user, so calls of different kinds can share
-// one workspace: the counters and limbs are zero between calls (each kernel's last block re-zeroes
-// what it used), the partials are written before they are read.
+// one workspace: the counters, limbs and partial slots are zero between calls (each kernel re-zeroes
+// what it used; a new workspace is zeroed once).
 constexpr int max_grid = 4096;                   // grid cap of the single-pass kernels
 constexpr std::size_t exact_limbs_offset = 256;  // reproducible sum's global accumulator (<= 128 limbs)
 constexpr std::size_t exact_limbs_bytes = 1024;
 constexpr std::size_t partials_offset = exact_limbs_offset + exact_limbs_bytes;  // 256-byte aligned
 constexpr std::size_t max_partial_bytes = 32;   // largest per-block partial (value + index, Kahan pair)
-constexpr std::size_t workspace_bytes = partials_offset + max_grid * max_partial_bytes;
+/// A partial of A travels as sizeof(A) / 4 flagged words of 8 bytes (see publish_partial).
+template <class A>
+constexpr std::size_t slot_bytes = 2 * sizeof(A);
+constexpr std::size_t workspace_bytes = partials_offset + max_grid * 2 * max_partial_bytes;
 // Offsets (bytes) of the counters inside the first 256 bytes.
-constexpr std::size_t done_counter_offset = 0;      // single-pass: blocks finished (back to 0 at exit)
+constexpr std::size_t done_counter_offset = 0;      // single-pass: tickets taken (back to 0 at exit)
 constexpr std::size_t segment_counter_offset = 64;  // segmented: long segments queued (back to 0 at exit)
 constexpr std::size_t segment_done_offset = 72;     // segmented: long-kernel blocks finished (back to 0)
 constexpr std::size_t exact_flags_offset = 128;     // reproducible sum: NaN / +inf / -inf seen
-// Bytes a fresh pool scratch must zero: the counters and the limbs.
+/// Bytes a fresh pool scratch must zero for single-pass partials of A on up to `grid` blocks: the
+/// counters, the limbs and those slots.
+template <class A>
+constexpr std::size_t zeroed_bytes_for(int grid) {
+  return partials_offset + static_cast<std::size_t>(grid) * slot_bytes<A>;
+}
+/// The counters and limbs only (kernels that use no partial slots).
 constexpr std::size_t zeroed_bytes = partials_offset;
 
 /// Elements of T per 16-byte vector, or 0 when T cannot be loaded as part of one.
@@ -184,19 +194,46 @@ __device__ __forceinline__ void traverse(const T* __restrict__ x, const T* __res
   (void)gthreads;
 }
 
-/// Reads a partial written by another block in this launch: through L2 (ld.global.cg), never a stale
-/// L1 line.
+/// An accumulator seen as its 32-bit words.
 template <class A>
-__device__ __forceinline__ A load_partial(const A* p) {
+union partial_words {
+  A value;
+  unsigned w[sizeof(A) / 4];
+};
+
+/// Publishes a block's partial with no fence and no completion counter on the critical path: each
+/// 4-byte word of the accumulator travels with a flag in ONE relaxed 64-bit store {flag = 1, word}. A
+/// naturally aligned 64-bit access is single-copy atomic, so a reader that sees the flag sees that
+/// word; no word needs ordering against another, so no __threadfence. Measured on an H200
+/// (bench/experiments/README.md): the old finish (partial store, __threadfence, completion counter,
+/// fence and reload in the last block) made the one-launch sum slower in device time than CUB's two
+/// kernels at 2^16..2^20; a release/acquire flag cost 0.5-1 us more than this. The reader
+/// (collect_partial) zeroes each word it took, leaving the slots ready for the next call.
+template <class A>
+__device__ __forceinline__ void publish_partial(unsigned long long* slot, const A& a) {
   static_assert(sizeof(A) % 4 == 0, "partials are moved as 32-bit words");
-  constexpr int words = sizeof(A) / 4;
-  unsigned w[words];
-  const unsigned* q = reinterpret_cast<const unsigned*>(p);
+  partial_words<A> p;
+  p.value = a;
 #pragma unroll
-  for (int i = 0; i < words; ++i) w[i] = __ldcg(q + i);
-  A a;
-  std::memcpy(&a, w, sizeof(A));
-  return a;
+  for (int k = 0; k < static_cast<int>(sizeof(A) / 4); ++k) {
+    const unsigned long long v = (1ull << 32) | p.w[k];
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot + k), "l"(v) : "memory");
+  }
+}
+
+/// Waits for the partial published at `slot` in this launch, takes it and zeroes the slot.
+template <class A>
+__device__ __forceinline__ A collect_partial(unsigned long long* slot) {
+  partial_words<A> p;
+#pragma unroll
+  for (int k = 0; k < static_cast<int>(sizeof(A) / 4); ++k) {
+    unsigned long long v;
+    do asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(slot + k) : "memory");
+    while ((v >> 32) == 0);
+    p.w[k] = static_cast<unsigned>(v);
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot + k), "l"(0ull) : "memory");
+  }
+  return p.value;
 }
 
 /// Reducers with add_tile(acc, const T (&v)[N], i0, stride) take whole tiles (see traverse).
@@ -212,19 +249,26 @@ struct combine_op {
   __device__ __forceinline__ A operator()(const A& a, const A& b) const { return r.combine(a, b); }
 };
 
-/// One launch for any n: grid-stride accumulation (traverse), block_reduce, then the LAST block to
-/// finish (completion counter) combines the per-block partials in block order, so the result does not
-/// depend on which block finished last. A one-block grid writes its result directly.
+/// One launch for any n: grid-stride accumulation (traverse), block_reduce, then a ticket finish. Each
+/// block takes a ticket (atomicAdd) as it STARTS, so the round trip overlaps its loads; every block but
+/// the one holding the last ticket publishes its partial (publish_partial) and leaves; the last-ticket
+/// block, whose peers have all started and so will all publish, collects the partials and combines
+/// them in BLOCK order (thread t takes blocks t, t + Threads, ..., then block_reduce's fixed tree), so
+/// the result does not depend on which block finished when. It re-zeroes the ticket counter. A
+/// one-block grid writes its result directly.
 template <int Threads, int Unroll, class R>
 __global__ void __launch_bounds__(Threads)
 single_pass_kernel(const typename R::value_type* __restrict__ x, const typename R::value_type* __restrict__ y,
-                   std::int64_t n, R r, typename R::acc_type* __restrict__ partials,
-                   unsigned int* __restrict__ done_blocks, typename R::out_type* __restrict__ out) {
+                   std::int64_t n, R r, unsigned long long* __restrict__ slots,
+                   unsigned int* __restrict__ tickets, typename R::out_type* __restrict__ out) {
   using A = typename R::acc_type;
   using br = block::block_reduce<Threads, A>;
+  constexpr int words = sizeof(A) / 4;
   __shared__ typename br::storage tmp;
-  __shared__ bool am_last;
+  __shared__ unsigned ticket;
+  __shared__ A mine;
   const combine_op<R> op{r};
+  if (gridDim.x > 1 && threadIdx.x == 0) ticket = atomicAdd(tickets, 1u);
 
   A acc = r.identity();
   auto add = [&](std::int64_t i, typename R::value_type a, typename R::value_type b) { r.add(acc, a, b, i); };
@@ -245,33 +289,21 @@ single_pass_kernel(const typename R::value_type* __restrict__ x, const typename 
     if (threadIdx.x == 0) *out = r.finish(acc);
     return;
   }
-  if (threadIdx.x == 0) {
-    partials[blockIdx.x] = acc;
-    __threadfence();  // publish the partial before announcing that this block is done
-    am_last = (atomicAdd(done_blocks, 1u) == gridDim.x - 1);
+  __syncthreads();  // `ticket` is visible to the whole block
+  if (ticket != gridDim.x - 1) {
+    if (threadIdx.x == 0) publish_partial(slots + static_cast<std::size_t>(blockIdx.x) * words, acc);
+    return;
   }
+  if (threadIdx.x == 0) mine = acc;
   __syncthreads();
-  if (!am_last) return;
-
-  __threadfence();  // see every other block's partial
-  // Thread t combines partials t, t + Threads, ... in that order, loads issued 8 at a time so that the
-  // tail costs one L2 round trip per 8 * Threads partials (one for the usual grid of <= 2048 blocks).
   A total = r.identity();
-  for (unsigned b0 = 0; b0 < gridDim.x; b0 += 8u * Threads) {
-    A p[8];
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      const unsigned b = b0 + threadIdx.x + static_cast<unsigned>(k) * Threads;
-      p[k] = b < gridDim.x ? load_partial(partials + b) : r.identity();
-    }
-#pragma unroll
-    for (int k = 0; k < 8; ++k) total = r.combine(total, p[k]);
-  }
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += Threads)
+    total = r.combine(total, b == blockIdx.x ? mine : collect_partial<A>(slots + static_cast<std::size_t>(b) * words));
   __syncthreads();  // tmp is reused
   total = br::reduce(total, op, tmp);
   if (threadIdx.x == 0) {
     *out = r.finish(total);
-    *done_blocks = 0;  // leave the workspace ready for the next call without a memset
+    *tickets = 0;  // every block took its ticket: ready for the next call without a memset
   }
 }
 
@@ -321,8 +353,19 @@ segmented_short_kernel(const T* __restrict__ in, const std::int64_t* __restrict_
 #pragma unroll
     for (int k = 0; k < segment_thread_max; ++k) acc = op(acc, v[k]);
     out[seg] = acc;
-  } else if (valid && len > segment_warp_max) {
-    long_queue[atomicAdd(long_count, 1ull)] = seg;
+  }
+  // Long segments are queued with ONE atomic per warp (ballot, popc) rather than one per segment: those
+  // atomics serialize on one counter inside the short kernel, whose end the long kernel waits for (1,000
+  // long segments on an H200: the two kernels took 100.9 us, the long kernel alone 96.1). The queue
+  // order does not enter any result (each segment is reduced on its own).
+  const bool is_long = valid && len > segment_warp_max;
+  const unsigned long_lanes = __ballot_sync(warp::full_mask, is_long);
+  if (long_lanes) {
+    const int leader = __ffs(long_lanes) - 1;
+    unsigned long long base = 0;
+    if (lane == leader) base = atomicAdd(long_count, static_cast<unsigned long long>(__popc(long_lanes)));
+    base = __shfl_sync(warp::full_mask, base, leader);
+    if (is_long) long_queue[base + static_cast<unsigned>(__popc(long_lanes & ((1u << lane) - 1u)))] = seg;
   }
   unsigned todo = __ballot_sync(warp::full_mask, valid && len > segment_thread_max && len <= segment_warp_max);
   while (todo) {
@@ -346,12 +389,46 @@ segmented_short_kernel(const T* __restrict__ in, const std::int64_t* __restrict_
   }
 }
 
-/// A block per queued long segment (grid-stride over the queue), 16-byte loads via traverse (misaligned
-/// segment starts take its head path). Launched as a programmatic dependent of segmented_short_kernel
-/// (its blocks start while the short kernel runs and wait here for its results); the last block to
-/// finish zeroes the queue counter, so a call needs no memset.
+/// Segment `seg` by the whole block (block_reduce; the result is stored by thread 0). The order of the
+/// additions depends only on the segment's length.
+template <int Threads, int Unroll, class T, class Op>
+__device__ __forceinline__ void reduce_segment_by_block(const T* __restrict__ in, const std::int64_t* __restrict__ offsets,
+                                                        Op op, T identity, T* __restrict__ out, std::int64_t seg,
+                                                        typename block::block_reduce<Threads, T>::storage& tmp) {
+  const std::int64_t b = offsets[seg];
+  const std::int64_t len = offsets[seg + 1] - b;
+  T acc = identity;
+  traverse<Threads, Unroll, false>(in + b, in + b, len, 0, 1, [&](std::int64_t, T v, T) { acc = op(acc, v); });
+  acc = block::block_reduce<Threads, T>::reduce(acc, op, tmp);
+  if (threadIdx.x == 0) out[seg] = acc;
+}
+
+/// 4 x 16 bytes in flight per thread (2 for 64-bit types: their min/max compare-selects need more
+/// registers than a full-occupancy block has).
+template <class T>
+constexpr int segment_block_unroll = sizeof(T) == 8 ? 2 : 4;
+constexpr int segment_block_threads = 256;
+
+/// Few segments (num_segments <= block_per_segment_max): ONE launch, a block per segment, as CUB does,
+/// with no classification pass. 8 resident blocks of 256 per SM (32 registers; 4-byte sums spill 12
+/// bytes of loop state), so 1,000 segments run
+/// in one wave. Measured on an H200, 1,000 x 100k floats: the binned path's two kernels (short, then
+/// long as its programmatic dependent) took 100.9-101.8 us against CUB's 98.8-99.2, since the long
+/// kernel waits for the short one; a block per segment alone took 96.1-97.7.
+constexpr std::int64_t block_per_segment_max = 8192;
 template <int Threads, class T, class Op>
-__global__ void __launch_bounds__(Threads)
+__global__ void __launch_bounds__(Threads, 2048 / Threads)
+segmented_block_kernel(const T* __restrict__ in, const std::int64_t* __restrict__ offsets, Op op, T identity,
+                       T* __restrict__ out) {
+  __shared__ typename block::block_reduce<Threads, T>::storage tmp;
+  reduce_segment_by_block<Threads, segment_block_unroll<T>>(in, offsets, op, identity, out, blockIdx.x, tmp);
+}
+
+/// A block per queued long segment (grid-stride over the queue). Launched as a programmatic dependent
+/// of segmented_short_kernel (its blocks start while the short kernel runs and wait here for its
+/// results); the last block to finish zeroes the queue counter, so a call needs no memset.
+template <int Threads, class T, class Op>
+__global__ void __launch_bounds__(Threads, 1024 / Threads)
 segmented_long_kernel(const T* __restrict__ in, const std::int64_t* __restrict__ offsets, Op op, T identity,
                       T* __restrict__ out, const std::int64_t* __restrict__ long_queue,
                       unsigned long long* __restrict__ long_count, unsigned int* __restrict__ done_blocks) {
@@ -360,20 +437,11 @@ segmented_long_kernel(const T* __restrict__ in, const std::int64_t* __restrict__
   wait_for_primary_grid();
   const auto count = static_cast<std::int64_t>(*long_count);
   for (std::int64_t q = blockIdx.x; q < count; q += gridDim.x) {
-    const std::int64_t seg = long_queue[q];
-    const std::int64_t b = offsets[seg];
-    const std::int64_t len = offsets[seg + 1] - b;
-    T acc = identity;
-    // 4 x 16 bytes in flight per thread (2 for 64-bit types: their min/max compare-selects need 114
-    // registers at 4, which would spill or halve occupancy).
-    constexpr int unroll = sizeof(T) == 8 ? 2 : 4;
-    traverse<Threads, unroll, false>(in + b, in + b, len, 0, 1, [&](std::int64_t, T v, T) { acc = op(acc, v); });
-    acc = br::reduce(acc, op, tmp);
-    if (threadIdx.x == 0) out[seg] = acc;
+    reduce_segment_by_block<Threads, segment_block_unroll<T>>(in, offsets, op, identity, out, long_queue[q], tmp);
     __syncthreads();  // tmp is reused by the next segment
   }
-  // Every thread of this block has read *long_count (the barrier above, or this one when the loop did
-  // not run); the last block of the grid resets both counters for the next call.
+  // Every thread of this block has read *long_count (this barrier); the last block of the grid resets
+  // both counters for the next call.
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence();

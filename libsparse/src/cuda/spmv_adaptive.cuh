@@ -43,7 +43,8 @@ __device__ __forceinline__ void stream_rows(int rows, const spmv_segment* seg, i
   }
 }
 
-template <class Value, class Index>
+/// E and G: how entries are loaded and x gathered (spmv_row_kernels.cuh).
+template <entry_load E = entry_load::cached, gather G = gather::ldg, class Value, class Index>
 __global__ void __launch_bounds__(tile_threads, 4)
 spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
                      Value* __restrict__ y, const spmv_tile* __restrict__ tiles,
@@ -71,7 +72,7 @@ spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restr
       if (q < t.entries) {
         const spmv_segment& sg = seg[segment_of(seg, nseg, q, &spmv_segment::q0)];
         const std::int64_t p = sg.p0 + (q - sg.q0);
-        staged[q] = product(a, x, p);
+        staged[q] = product<Value, Index, G, E>(a, x, p);
       }
     }
     for (int r = tid; r < t.rows; r += tile_threads) {  // issued with the loads above: no extra latency
@@ -86,7 +87,7 @@ spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restr
     const int w = tid / ws, lane = tid % ws;
     if (w < t.count) {  // uniform per warp
       const std::int64_t row = warp_rows[t.first + w];
-      Value s = strided_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, ws);
+      Value s = strided_dot<E, G>(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, ws);
       s = reduce::warp::reduce_to_first(s, reduce::plus{});
       if (lane == 0) store_row(y, row, s, alpha, beta);
     }
@@ -95,7 +96,7 @@ spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restr
     const bool whole = t.kind == tile_block;
     const std::int64_t begin = whole ? static_cast<std::int64_t>(a.row_ptr[t.first]) : t.begin;
     const std::int64_t end = whole ? static_cast<std::int64_t>(a.row_ptr[t.first + 1]) : t.begin + t.count;
-    Value s = strided_dot(a, x, begin, end, tid, tile_threads);
+    Value s = strided_dot<E, G>(a, x, begin, end, tid, tile_threads);
     s = block_reduce::reduce(s, reduce::plus{}, tmp);
     if (tid == 0) {
       if (whole) store_row(y, t.first, s, alpha, beta);

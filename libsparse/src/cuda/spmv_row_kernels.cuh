@@ -13,6 +13,7 @@
 // two for double/int64), the unaligned head and tail one entry per lane.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "reduce/cuda/block_reduce.cuh"
@@ -53,27 +54,73 @@ __device__ __forceinline__ quad<T> load4(const T* p) {
   return q;
 }
 
-/// How x is gathered: through the read-only path (ld.global.nc, L1-cached), or L2 only (ld.global.cg),
-/// which spares L1 the allocation of lines that random gathers almost never hit again.
-enum class gather { ldg, l2_only };
+/// How x is gathered: through the read-only path (ld.global.nc, L1-cached); L2 only (ld.global.cg),
+/// which spares L1 the allocation of lines that random gathers almost never hit again; or read-only
+/// with an L2 evict_last policy (createpolicy, sm_80+), so the streamed matrix entries cannot push x out
+/// of L2 (with L1::no_allocate in `l2_keep_noalloc`).
+enum class gather { ldg, l2_only, l2_keep, l2_keep_noalloc };
+/// How the matrix entries (values, col_idx) are loaded: plain (L1-cached), ld.global.cs (evict-first in
+/// L1 and L2), or read-only, not allocated in L1, with an L2 evict_first policy (`once`).
+enum class entry_load { cached, streaming, once };
+
+/// L2 eviction policies for ld's .L2::cache_hint operand (sm_80+). Not volatile: the compiler may hoist
+/// and share them.
+__device__ __forceinline__ std::uint64_t l2_evict_last_policy() {
+  std::uint64_t p;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+__device__ __forceinline__ std::uint64_t l2_evict_first_policy() {
+  std::uint64_t p;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+
+/// Read-only load of a 4- or 8-byte value with an L2 policy; NoL1: .L1::no_allocate.
+template <bool NoL1, class T>
+__device__ __forceinline__ T load_with_policy(const T* p, std::uint64_t policy) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "4- or 8-byte values");
+  if constexpr (sizeof(T) == 4) {
+    std::uint32_t r;
+    if constexpr (NoL1)
+      asm("ld.global.nc.L1::no_allocate.L2::cache_hint.b32 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(policy));
+    else
+      asm("ld.global.nc.L2::cache_hint.b32 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(policy));
+    T out;
+    std::memcpy(&out, &r, 4);
+    return out;
+  } else {
+    std::uint64_t r;
+    if constexpr (NoL1)
+      asm("ld.global.nc.L1::no_allocate.L2::cache_hint.b64 %0, [%1], %2;" : "=l"(r) : "l"(p), "l"(policy));
+    else
+      asm("ld.global.nc.L2::cache_hint.b64 %0, [%1], %2;" : "=l"(r) : "l"(p), "l"(policy));
+    T out;
+    std::memcpy(&out, &r, 8);
+    return out;
+  }
+}
+
 template <gather G, class Value>
 __device__ __forceinline__ Value load_x(const Value* __restrict__ x, std::int64_t j) {
   if constexpr (G == gather::ldg) return __ldg(x + j);
-  else return __ldcg(x + j);
+  else if constexpr (G == gather::l2_only) return __ldcg(x + j);
+  else return load_with_policy<G == gather::l2_keep_noalloc>(x + j, l2_evict_last_policy());
 }
 
-/// One matrix entry: a plain load, or (Streaming) ld.global.cs, evict-first in L1 and L2.
-template <bool Streaming, class T>
+/// One matrix entry (see entry_load).
+template <entry_load E, class T>
 __device__ __forceinline__ T load_entry(const T* p) {
-  if constexpr (!Streaming) return *p;
+  if constexpr (E == entry_load::cached) return *p;
+  else if constexpr (E == entry_load::once) return load_with_policy<true>(p, l2_evict_first_policy());
   else if constexpr (std::is_same_v<T, std::int64_t>) return static_cast<T>(__ldcs(reinterpret_cast<const long long*>(p)));
   else return __ldcs(p);
 }
 
 /// a_p * x[col_p].
-template <class Value, class Index, gather G = gather::ldg, bool Streaming = false>
+template <class Value, class Index, gather G = gather::ldg, entry_load E = entry_load::cached>
 __device__ __forceinline__ Value product(const csr_view<Value, Index>& a, const Value* __restrict__ x, std::int64_t p) {
-  return load_entry<Streaming>(a.values + p) * load_x<G>(x, load_entry<Streaming>(a.col_idx + p));
+  return load_entry<E>(a.values + p) * load_x<G>(x, load_entry<E>(a.col_idx + p));
 }
 
 /// Sequential dot product of entries [begin, end) with x: one thread, column-storage order.
@@ -87,12 +134,12 @@ __device__ __forceinline__ Value row_dot(const csr_view<Value, Index>& a, const 
 
 /// Strided partial dot product: entries begin + lane, begin + lane + stride, ... (lane's share of a row).
 /// Unrolled by 4 so each thread has four independent (col -> x) load chains in flight.
-template <bool Streaming = false, class Value, class Index>
+template <entry_load E = entry_load::cached, gather G = gather::ldg, class Value, class Index>
 __device__ __forceinline__ Value strided_dot(const csr_view<Value, Index>& a, const Value* __restrict__ x,
                                              std::int64_t begin, std::int64_t end, int lane, int stride) {
   Value s = Value(0);
 #pragma unroll 4
-  for (std::int64_t p = begin + lane; p < end; p += stride) s += product<Value, Index, gather::ldg, Streaming>(a, x, p);
+  for (std::int64_t p = begin + lane; p < end; p += stride) s += product<Value, Index, G, E>(a, x, p);
   return s;
 }
 
@@ -176,10 +223,10 @@ spmv_warp_per_row_kernel(csr_view<Value, Index> a, Value alpha, const Value* __r
 
 /// vector: Width lanes per row (Width in 2..32), reduce::warp::all_reduce<Width> finishes each row.
 /// Chunked: lanes read aligned 4-entry chunks (chunked_dot; rows of >= 8 Width entries), otherwise one
-/// entry per lane per step (strided_dot), with evict-first loads of the entries when Streaming.
+/// entry per lane per step (strided_dot), entries loaded as E says, x gathered as G says.
 /// The loop runs over warp-sized groups of rows so every lane of the warp joins every shuffle; lanes of a
 /// row past the end contribute a 0 they never store.
-template <int Width, bool Chunked, bool Streaming, class Value, class Index>
+template <int Width, bool Chunked, entry_load E, gather G = gather::ldg, class Value, class Index>
 __global__ void __launch_bounds__(256)
 spmv_vector_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
   constexpr int ws = reduce::warp::warp_size;
@@ -192,8 +239,8 @@ spmv_vector_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restric
     const std::int64_t row = base + group;
     Value s = Value(0);
     if (row < a.rows) {
-      if constexpr (Chunked) s = chunked_dot(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, Width);
-      else s = strided_dot<Streaming>(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, Width);
+      if constexpr (Chunked) s = chunked_dot<G>(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, Width);
+      else s = strided_dot<E, G>(a, x, a.row_ptr[row], a.row_ptr[row + 1], lane, Width);
     }
     s = reduce::warp::all_reduce<Width>(s, reduce::plus{});
     if (row < a.rows && lane == 0) store_row(y, row, s, alpha, beta);
@@ -240,7 +287,7 @@ spmv_warp_stream_kernel(csr_view<Value, Index> a, Value alpha, const Value* __re
 /// per row out of 2M, L1 almost never hits), reduce::block::block_reduce finishes it.
 /// For uniformly long rows with few rows (20k rows of 1000: a warp per row leaves 2.4 waves of warps, the
 /// last one 40 % full; 128-thread blocks give 9.5 rows per resident block, a 5 % tail).
-template <int BlockThreads, class Value, class Index>
+template <int BlockThreads, gather G = gather::l2_only, class Value, class Index>
 __global__ void __launch_bounds__(BlockThreads)
 spmv_block_per_row_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
                           Value* __restrict__ y) {
@@ -248,7 +295,7 @@ spmv_block_per_row_kernel(csr_view<Value, Index> a, Value alpha, const Value* __
   __shared__ typename block_reduce::storage tmp;
   const int tid = static_cast<int>(threadIdx.x);
   for (std::int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {  // uniform per block
-    Value s = chunked_dot<gather::l2_only>(a, x, a.row_ptr[row], a.row_ptr[row + 1], tid, BlockThreads);
+    Value s = chunked_dot<G>(a, x, a.row_ptr[row], a.row_ptr[row + 1], tid, BlockThreads);
     s = block_reduce::reduce(s, reduce::plus{}, tmp);
     if (tid == 0) store_row(y, row, s, alpha, beta);
     __syncthreads();  // tmp is reused by the next row

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# bench/experiments/run.sh OUTDIR [BUILD_DIR]
+# Builds the kernel-variant studies (GPUKIT_BUILD_EXPERIMENTS=ON, Release, the present GPU's arch) and
+# runs each one on the present GPU, then profiles the SpMV kernels with Nsight Compute when `ncu` is
+# there. Logs: OUTDIR/<experiment>.txt, OUTDIR/ncu-spmv.csv. Exits non-zero if a study fails its checks.
+set -uo pipefail
+[ $# -ge 1 ] || { echo "usage: bench/experiments/run.sh OUTDIR [BUILD_DIR]" >&2; exit 2; }
+mkdir -p "$1" && out=$(cd "$1" && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${2:-$root/build-experiments}
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.')
+[ -n "$arch" ] || { echo "run.sh: no GPU (nvidia-smi found none)" >&2; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+  -DGPUKIT_BUILD_EXPERIMENTS=ON -DGPUKIT_BUILD_TESTS=OFF >"$out/build.txt" 2>&1 &&
+  cmake --build "$build" -j "$(nproc)" --target spmv_variants reduce_small reduce_large >>"$out/build.txt" 2>&1 ||
+  { tail -30 "$out/build.txt"; exit 1; }
+status=0
+for exp in reduce_large reduce_small spmv_variants; do
+  [ -x "$build/bench/experiments/$exp" ] || continue
+  echo "== $exp"
+  args=()
+  [ "$exp" = reduce_large ] && args=("$out/reduce_large.csv")
+  "$build/bench/experiments/$exp" "${args[@]}" 2>&1 | tee "$out/$exp.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+done
+if [ -z "${NO_NCU:-}" ] && command -v ncu >/dev/null; then
+  echo "== ncu: SpMV kernels and cuSPARSE on random16, powerlaw, random1000"
+  metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+  metrics+=,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum
+  metrics+=,lts__t_requests_srcunit_tex_op_read.sum,l1tex__t_sector_hit_rate.pct
+  metrics+=,lts__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__throughput.avg.pct_of_peak_sustained_active
+  metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
+  metrics+=,launch__registers_per_thread,launch__grid_size,launch__block_size,smsp__inst_executed.sum
+  timeout 240 ncu --clock-control none --print-units base --metrics "$metrics" --csv --page raw \
+    "$build/bench/experiments/spmv_variants" --once --classes random16,powerlaw,random1000 \
+    >"$out/ncu-spmv.csv" 2>"$out/ncu-spmv.err" || echo "ncu failed or timed out (see ncu-spmv.err)"
+  python3 - "$out/ncu-spmv.csv" <<'PY' || true
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+if not rows: sys.exit(0)
+head = rows[0]; data = rows[2:]
+col = {k: head.index(k) for k in head}
+def g(r, k):
+    try: return float(r[col[k]].replace(',', ''))
+    except Exception: return float('nan')
+print(f"{'kernel':<46} {'us':>8} {'DRAM rd MB':>10} {'L2 rd sect M':>12} {'L2 hit%':>8} {'L1 hit%':>8} {'L2 %pk':>7} {'L1 %pk':>7} {'DRAM %pk':>8}")
+for r in data:
+    name = r[col['Kernel Name']][:46]
+    sect = g(r, 'lts__t_sectors_srcunit_tex_op_read.sum'); hit = g(r, 'lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum')
+    print(f"{name:<46} {g(r,'gpu__time_duration.sum')/1e3:8.1f} {g(r,'dram__bytes_read.sum')/1e6:10.1f} {sect/1e6:12.1f} "
+          f"{100*hit/sect if sect else 0:8.1f} {g(r,'l1tex__t_sector_hit_rate.pct'):8.1f} "
+          f"{g(r,'lts__throughput.avg.pct_of_peak_sustained_elapsed'):7.1f} {g(r,'l1tex__throughput.avg.pct_of_peak_sustained_active'):7.1f} "
+          f"{g(r,'dram__throughput.avg.pct_of_peak_sustained_elapsed'):8.1f}")
+PY
+fi
+exit $status

@@ -2,7 +2,8 @@
 # bench/experiments/run.sh OUTDIR [BUILD_DIR]
 # Builds the kernel-variant studies (GPUKIT_BUILD_EXPERIMENTS=ON, Release, the present GPU's arch) and
 # runs each one on the present GPU, then profiles the SpMV kernels with Nsight Compute when `ncu` is
-# there. Logs: OUTDIR/<experiment>.txt, OUTDIR/ncu-spmv.csv. Exits non-zero if a study fails its checks.
+# there. Logs: OUTDIR/<experiment>.txt, OUTDIR/ncu-spmv.{csv,txt}; OUTDIR/experiments.headline.txt holds
+# the lines scripts/gpu-check puts in its summary. Exits non-zero if a study fails its checks.
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: bench/experiments/run.sh OUTDIR [BUILD_DIR]" >&2; exit 2; }
 mkdir -p "$1" && out=$(cd "$1" && pwd)
@@ -35,7 +36,7 @@ if [ -z "${NO_NCU:-}" ] && command -v ncu >/dev/null; then
   timeout 240 ncu --clock-control none --print-units base --metrics "$metrics" --csv --page raw \
     "$build/bench/experiments/spmv_variants" --once --classes random16,powerlaw,random1000 \
     >"$out/ncu-spmv.csv" 2>"$out/ncu-spmv.err" || echo "ncu failed or timed out (see ncu-spmv.err)"
-  python3 - "$out/ncu-spmv.csv" <<'PY' || true
+  python3 - "$out/ncu-spmv.csv" >"$out/ncu-spmv.txt" <<'PY' || true
 import csv, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 if not rows: sys.exit(0)
@@ -44,14 +45,34 @@ col = {k: head.index(k) for k in head}
 def g(r, k):
     try: return float(r[col[k]].replace(',', ''))
     except Exception: return float('nan')
-print(f"{'kernel':<46} {'us':>8} {'DRAM rd MB':>10} {'L2 rd sect M':>12} {'L2 hit%':>8} {'L1 hit%':>8} {'L2 %pk':>7} {'L1 %pk':>7} {'DRAM %pk':>8}")
+print(f"{'kernel':<60} {'us':>7} {'DRAM rd MB':>10} {'L2 rd sect M':>12} {'L2 hit%':>7} {'L1 hit%':>7} {'L2 %pk':>7} {'DRAM %pk':>8}")
 for r in data:
-    name = r[col['Kernel Name']][:46]
+    name = r[col['Kernel Name']].replace('void ', '').split('(')[0][:60]
     sect = g(r, 'lts__t_sectors_srcunit_tex_op_read.sum'); hit = g(r, 'lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum')
-    print(f"{name:<46} {g(r,'gpu__time_duration.sum')/1e3:8.1f} {g(r,'dram__bytes_read.sum')/1e6:10.1f} {sect/1e6:12.1f} "
-          f"{100*hit/sect if sect else 0:8.1f} {g(r,'l1tex__t_sector_hit_rate.pct'):8.1f} "
-          f"{g(r,'lts__throughput.avg.pct_of_peak_sustained_elapsed'):7.1f} {g(r,'l1tex__throughput.avg.pct_of_peak_sustained_active'):7.1f} "
+    print(f"{name:<60} {g(r,'gpu__time_duration.sum')/1e3:7.1f} {g(r,'dram__bytes_read.sum')/1e6:10.1f} {sect/1e6:12.2f} "
+          f"{100*hit/sect if sect else 0:7.1f} {g(r,'l1tex__t_sector_hit_rate.pct'):7.1f} "
+          f"{g(r,'lts__throughput.avg.pct_of_peak_sustained_elapsed'):7.1f} "
           f"{g(r,'dram__throughput.avg.pct_of_peak_sustained_elapsed'):8.1f}")
 PY
+  cat "$out/ncu-spmv.txt"
 fi
+{
+  # The figures the READMEs quote from these studies: the library's rows against the peer's.
+  grep -E '^GPU' "$out/reduce_small.txt" 2>/dev/null | head -1
+  echo "reduce_small (plain us, graph us, ratio to CUB):"
+  grep -E '^(CUB DeviceReduce::Sum|library default) ' "$out/reduce_small.txt" 2>/dev/null | sed 's/^/  /'
+  echo "reduce_large (the library's rows and CUB's: sum at 2^26, 2^28, 2^30; segmented 1000 x 100k):"
+  grep -E '^(cub::|libreduce)' "$out/reduce_large.txt" 2>/dev/null | sed 's/^/  /'
+  echo "spmv_variants:"
+  grep -E 'cuSPARSE ALG1|W=4 entries=cached x=ldg|adaptive entries=(cached|once) x=ldg|block_per_row 128 x=cg|^RESULT' \
+    "$out/spmv_variants.txt" 2>/dev/null | sed 's/^/  /'
+  if [ -s "$out/ncu-spmv.txt" ]; then
+    echo "ncu (L2 read sectors decide the gather-bound classes):"
+    sed 's/^/  /' "$out/ncu-spmv.txt"
+  fi
+  for exp in reduce_large reduce_small spmv_variants; do
+    grep -qE 'FAIL|MISMATCH|OUT OF BOUND|NOT DETERMINISTIC' "$out/$exp.txt" 2>/dev/null && echo "  $exp: FAILED a check (see $exp.txt)"
+  done
+  [ $status -eq 0 ] && echo "experiments: every check passed" || echo "experiments: FAILED"
+} >"$out/experiments.headline.txt"
 exit $status

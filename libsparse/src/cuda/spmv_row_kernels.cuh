@@ -8,7 +8,10 @@
 // (2026-11-21): evict-first loads (ld.global.cs) of values/col_idx made scalar 23-38 % slower on the
 // Laplacians and adaptive's stream tiles 1.7x slower, but made vector 7 % faster on random2, whose 32 MB
 // x competes with the streamed entries for the 50 MB L2 (161 vs 173 us), and 2-3 % on random1000; so
-// only the vector kernel streams, and only when x is large (spmv_plan: x > 16 MiB). Lanes that own
+// the vector kernel streams only when x is large (spmv_plan: x > 16 MiB). Reading entries once
+// (entry_load::once: no L1 allocation, L2 evict-first) pays only where every tile reads its entries
+// fully coalesced: adaptive (powerlaw 3.5 % faster); vector W=4 touches each entry sector twice and
+// became 12 % slower (bench/experiments/README.md, section 3). Lanes that own
 // several entries of a row can read them as aligned 4-entry chunks (one 16-byte load for float/int32,
 // two for double/int64), the unaligned head and tail one entry per lane.
 #pragma once

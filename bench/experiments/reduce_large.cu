@@ -536,7 +536,6 @@ struct seg_args {
   float* out;
   float* partials;         // split: num_segments x 4
   unsigned int* counters;  // split: one per segment, zero between calls
-  void* lib_scratch;       // libreduce workspace layout + segment queue, counters zeroed
 };
 
 struct seg_variant {
@@ -747,9 +746,9 @@ int run(int argc, char** argv) {
   unsigned int* d_seg_counters = nullptr;
   CHECK(cudaMalloc(&d_seg_counters, num_segments * sizeof(unsigned int)));
   CHECK(cudaMemset(d_seg_counters, 0, num_segments * sizeof(unsigned int)));
-  // The library's scratch: its workspace layout, then the segment queue (what workspace::segmented_bytes
-  // sizes); counters zeroed once, every library kernel leaves them at zero.
-  const std::size_t lib_bytes = reduce::detail::workspace_bytes + num_segments * sizeof(std::int64_t);
+  // The library's scratch for the sum: its workspace layout, zeroed once (every library kernel leaves its
+  // counters and partial slots at zero).
+  const std::size_t lib_bytes = reduce::detail::workspace_bytes;
   void* d_lib_scratch = nullptr;
   CHECK(cudaMalloc(&d_lib_scratch, lib_bytes));
   CHECK(cudaMemset(d_lib_scratch, 0, lib_bytes));
@@ -801,8 +800,8 @@ int run(int argc, char** argv) {
            v.chunks + 64;
   };
   auto cub_seg_chain = [](std::int64_t len) { return static_cast<double>(len) / 128.0 + 4096; };
-  const seg_args regular_args{d_x, d_regular, num_segments, d_seg_out, d_seg_partials, d_seg_counters, d_lib_scratch};
-  const seg_args awkward_args{d_x, d_awkward, num_segments, d_seg_out, d_seg_partials, d_seg_counters, d_lib_scratch};
+  const seg_args regular_args{d_x, d_regular, num_segments, d_seg_out, d_seg_partials, d_seg_counters};
+  const seg_args awkward_args{d_x, d_awkward, num_segments, d_seg_out, d_seg_partials, d_seg_counters};
 
   auto poison = [&](float* p, std::size_t count) { CHECK(cudaMemset(p, 0xff, count * sizeof(float))); };  // NaN
   auto check_segments = [&](const std::string& name, const std::vector<host_ref>& refs,

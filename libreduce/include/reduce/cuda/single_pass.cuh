@@ -1,6 +1,6 @@
 // Kernels of the device-wide reductions (device code only; the launches live in device_reduce.cuh and
 // libreduce/src/cuda/*.cu). They are templates over a "reducer" so that sum, min/max, argmin/argmax,
-// dot, norm2, counts and user operators share one traversal and one last-block combine:
+// dot, norm2, counts and user operators share one traversal and one ticket finish:
 //
 //   struct reducer {
 //     using value_type, acc_type, out_type;        // input element, per-thread accumulator, result
@@ -17,7 +17,6 @@
 #include <type_traits>
 
 #include "reduce/cuda/block_reduce.cuh"
-#include "reduce/operators.hpp"
 
 namespace reduce::detail {
 

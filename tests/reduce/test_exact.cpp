@@ -452,4 +452,14 @@ GPU_TEST_CASE_TEMPLATE(cuda_misaligned_views_match_oracle, T, float_types) {
   check_misaligned<T>(test::path::cuda_host_result);
 }
 
+/// A pointer that is not a multiple of its element's alignment (not a valid T*) is refused with
+/// std::invalid_argument, never loaded as 16-byte vectors.
+GPU_TEST_CASE_TEMPLATE(cuda_pointer_not_aligned_to_its_type_is_refused, T, float_types) {
+  reduce::device_buffer<T> d(std::vector<T>(64, T(1)));
+  const T* bad = reinterpret_cast<const T*>(reinterpret_cast<const char*>(d.data()) + 1);
+  BOOST_CHECK_THROW(reduce::sum(bad, 16), std::invalid_argument);
+  BOOST_CHECK_THROW(reduce::dot(d.data(), bad, 16), std::invalid_argument);
+  BOOST_TEST(reduce::sum(d.data() + 1, 16) == T(16));  // whole-element offsets are fine
+}
+
 BOOST_AUTO_TEST_SUITE_END()

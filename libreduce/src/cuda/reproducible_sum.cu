@@ -12,6 +12,7 @@ namespace {
 template <int Threads, class T>
 void launch_reproducible(const T* d_in, std::int64_t n, T* d_out, void* scratch, cudaStream_t stream, int grid) {
   static_assert(exact_traits<T>::limbs * sizeof(std::int64_t) <= exact_limbs_bytes);
+  check_aligned(d_in, "reduce::reproducible_sum");
   auto kernel = reproducible_sum_kernel<Threads, T>;
   static std::atomic<int> waves[64] = {};  // one per instantiation: see cached_wave
   if (grid <= 0) {

@@ -56,13 +56,16 @@ transform_reducer<T, std::int64_t, std::int64_t, nan_test, plus> make_count_nan(
 
 std::int64_t single_pass_chain_length(std::int64_t n, std::size_t element_bytes) {
   const int vec = element_bytes <= 16 && 16 % element_bytes == 0 ? static_cast<int>(16 / element_bytes) : 4;
-  // The usual shapes (launch_default): one block of single_block_threads for small inputs, else blocks
+  // The usual shapes (launch_default): one block (default_threads x default_unroll vectors up to
+  // small_block_bytes, single_block_threads x single_block_unroll up to single_block_bytes), else blocks
   // of medium_threads or default_threads on the policy grid, which is at least min(its block count,
   // SMs) because every kernel has at least one resident block per SM; the chain is longest for the
   // smallest grid and the fewest threads (so both block sizes are bounded), plus at most
   // max_grid / threads partials per thread at the end.
+  if (n * static_cast<std::int64_t>(element_bytes) <= small_block_bytes)
+    return chain_length(n, 1, default_threads, default_unroll, vec);
   if (n * static_cast<std::int64_t>(element_bytes) <= single_block_bytes)
-    return chain_length(n, 1, single_block_threads, default_unroll, vec);
+    return chain_length(n, 1, single_block_threads, single_block_unroll, vec);
   const int grid = std::min(policy_grid(n, element_bytes, max_grid), sm_count());
   const int fewest_threads = std::min(default_threads, medium_threads);
   return chain_length(n, grid, fewest_threads, default_unroll, vec) + max_grid / fewest_threads;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "reduce/cuda/check.hpp"
+#include "reduce/cuda/launch.hpp"
 #include "reduce/cuda/single_pass.cuh"
 #include "reduce/operators.hpp"
 #include "reduce/reduce.hpp"
@@ -253,13 +254,18 @@ int resident_blocks(Kernel kernel, int threads) {
 }
 
 // ---- launch-shape policy (measured on an H200, see libreduce/README.md and bench/experiments) ----
-// Up to 64 KiB: ONE block of single_block_threads (no ticket, no slots). Up to medium_bytes (L2-resident
+// Up to 16 KiB: ONE block of default_threads x default_unroll vectors (one tile); up to 64 KiB: ONE block
+// of single_block_threads x single_block_unroll vectors (every load of the call in flight at once; no
+// ticket, no slots). Graph-timed on an H200, 2^12 floats: 1.48 us against 1.72 for the 512 x 8 block;
+// 2^14: 1.73 against 2.17 for 256 x 4 (bench/experiments/launch_floor.cu). Up to medium_bytes (L2-resident
 // sizes, launch- and latency-bound): blocks of medium_threads, one per block_min_bytes (one 512 x 4 x
 // 16 B tile each), at most medium_blocks_per_sm per SM: the ticket finish costs about one L2 round trip
 // whatever the grid, so more blocks only help while each still has a tile to load. Beyond that (DRAM-
 // bound): default_threads blocks, one per block_min_bytes, up to one full wave of resident blocks.
-constexpr std::int64_t single_block_bytes = std::int64_t{64} << 10;  // <= 16K floats: one block
+constexpr std::int64_t small_block_bytes = std::int64_t{16} << 10;   // <= 4K floats: 256 x 4 x 16 B
+constexpr std::int64_t single_block_bytes = std::int64_t{64} << 10;  // <= 16K floats: 512 x 8 x 16 B
 constexpr int single_block_threads = 512;
+constexpr int single_block_unroll = 8;
 constexpr std::int64_t medium_bytes = std::int64_t{16} << 20;        // <= 4M floats
 constexpr int medium_threads = 512;
 constexpr int medium_blocks_per_sm = 2;
@@ -288,6 +294,15 @@ std::int64_t cached_wave(std::atomic<int> (&cache)[64], Kernel kernel, int threa
   return w;
 }
 
+/// Throws std::invalid_argument when p is not a multiple of alignof(T), i.e. not a valid T*: the
+/// kernels would load such data as misaligned 16-byte vectors.
+template <class T>
+void check_aligned(const T* p, const char* what) {
+  if (reinterpret_cast<std::uintptr_t>(p) % alignof(T) != 0)
+    throw std::invalid_argument(std::string(what) + ": input pointer not aligned to its element type (" +
+                                std::to_string(alignof(T)) + " bytes)");
+}
+
 inline void check_count(std::int64_t n, const char* what) {
   if (n < 0) throw std::invalid_argument(std::string(what) + ": negative element count " + std::to_string(n));
 }
@@ -301,14 +316,19 @@ void launch_single_pass(const typename R::value_type* x, const typename R::value
                         int grid = 0) {
   static_assert(sizeof(typename R::acc_type) <= max_partial_bytes, "accumulator larger than a partial slot");
   static_assert(std::is_trivially_copyable_v<typename R::acc_type>, "accumulators are moved as bytes");
+  check_aligned(x, "reduce");
+  check_aligned(y, "reduce");
   auto kernel = single_pass_kernel<Threads, Unroll, R>;
   static std::atomic<int> waves[64] = {};  // one per instantiation: see cached_wave
   if (grid <= 0) grid = policy_grid(n, sizeof(typename R::value_type), cached_wave(waves, kernel, Threads));
   grid = std::min(grid, max_grid);
   auto* tickets = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch) + done_counter_offset);
   auto* slots = reinterpret_cast<unsigned long long*>(static_cast<char*>(scratch) + partials_offset);
-  kernel<<<grid, Threads, 0, stream>>>(x, y, n, r, slots, tickets, d_out);
-  REDUCE_CHECK_LAUNCH();
+  // The driver's launch path: a small call's time is mostly the launch (launch.hpp).
+  static function_handles handles = {};
+  void* args[] = {&x, &y, &n, const_cast<void*>(static_cast<const void*>(&r)), &slots, &tickets, &d_out};
+  launch_kernel(reinterpret_cast<const void*>(kernel), handles, dim3(static_cast<unsigned>(grid)), dim3(Threads), stream,
+                args);
 }
 
 /// The usual shape (see the policy above).
@@ -316,8 +336,10 @@ template <class R>
 void launch_default(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n,
                     const R& r, typename R::out_type* d_out, void* scratch, cudaStream_t stream) {
   const std::int64_t bytes = n * static_cast<std::int64_t>(sizeof(typename R::value_type));
-  if (bytes <= single_block_bytes) {
-    launch_single_pass<single_block_threads>(x, y, n, r, d_out, scratch, stream, 1);
+  if (bytes <= small_block_bytes) {
+    launch_single_pass<default_threads>(x, y, n, r, d_out, scratch, stream, 1);
+  } else if (bytes <= single_block_bytes) {
+    launch_single_pass<single_block_threads, R, single_block_unroll>(x, y, n, r, d_out, scratch, stream, 1);
   } else if (bytes <= medium_bytes) {
     const int grid = policy_grid(n, sizeof(typename R::value_type), std::int64_t{medium_blocks_per_sm} * sm_count());
     launch_single_pass<medium_threads>(x, y, n, r, d_out, scratch, stream, grid);
@@ -393,6 +415,7 @@ void run_segmented(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
   if (num_segments < 0)
     throw std::invalid_argument(std::string(what) + ": negative segment count " + std::to_string(num_segments));
   if (num_segments == 0) return;
+  check_aligned(d_in, what);
   constexpr int threads = default_threads;
   const std::size_t bytes = workspace::segmented_bytes(num_segments);
   auto go = [&](void* scratch) {

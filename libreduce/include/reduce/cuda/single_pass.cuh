@@ -92,11 +92,16 @@ __device__ __forceinline__ void traverse(const T* __restrict__ x, const T* __res
   const std::int64_t gid = static_cast<std::int64_t>(block_rank) * Threads + tid;
   const std::int64_t gthreads = static_cast<std::int64_t>(blocks) * Threads;
   const auto addr_x = reinterpret_cast<std::uintptr_t>(x);
-  bool vectorize = V > 1;
+  // x and y are aligned to alignof(T) (launch_single_pass checks). Where that makes them multiples of
+  // sizeof(T) too (every arithmetic type), a single input never needs the element path, so it is not
+  // compiled in: the smaller kernel's one-block sum took 0.3 us less device time on an H200
+  // (bench/experiments/launch_floor.cu).
+  constexpr bool may_misalign = alignof(T) < sizeof(T);
+  bool vectorize = V > 1 && (!may_misalign || addr_x % sizeof(T) == 0);
   if constexpr (TwoInputs) vectorize = vectorize && (addr_x % 16 == reinterpret_cast<std::uintptr_t>(y) % 16);
-  if (!vectorize || (addr_x % sizeof(T)) != 0) {
-    // Element loads (misaligned data, mismatched dot operands, types wider than 16 bytes), Unroll * 2
-    // in flight per thread.
+  if (!vectorize && (TwoInputs || V <= 1 || may_misalign)) {
+    // Element loads (mismatched dot operands, types that do not divide 16 bytes), Unroll * 2 in flight
+    // per thread.
     constexpr int U = Unroll * 2;
     const std::int64_t per_tile = static_cast<std::int64_t>(Threads) * U;
     for (std::int64_t base = static_cast<std::int64_t>(block_rank) * per_tile; base < n;
@@ -162,16 +167,18 @@ __device__ __forceinline__ void traverse(const T* __restrict__ x, const T* __res
         }
       }
     }
-    if (t == full_tiles) {  // the partial tile, guarded, taken by the block whose turn it is
+    if (t == full_tiles && t * per_tile < nvec) {  // the partial tile, taken by the block whose turn it is
+      // Loads clamped to the last vector rather than guarded, so that all Unroll are issued before any
+      // use: guarded loads next to guarded uses were scheduled one after another (one L2 round trip
+      // each), which made the one-block sum 0.5 us slower than CUB's (bench/experiments/launch_floor.cu).
       int4 a[Unroll], b[Unroll];
       const std::int64_t v0 = t * per_tile + tid;
 #pragma unroll
       for (int k = 0; k < Unroll; ++k) {
-        const std::int64_t v = v0 + static_cast<std::int64_t>(k) * Threads;
-        if (v < nvec) {
-          a[k] = __ldg(vx + v);
-          if constexpr (TwoInputs) b[k] = __ldg(vy + v);
-        }
+        std::int64_t v = v0 + static_cast<std::int64_t>(k) * Threads;
+        v = v < nvec ? v : nvec - 1;
+        a[k] = __ldg(vx + v);
+        if constexpr (TwoInputs) b[k] = __ldg(vy + v);
       }
 #pragma unroll
       for (int k = 0; k < Unroll; ++k) {

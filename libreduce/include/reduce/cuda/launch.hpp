@@ -1,0 +1,24 @@
+// Kernel launches through the CUDA driver's cuLaunchKernel, for the launches whose host cost matters:
+// the one-launch reductions, where launching IS most of the time of a small call. Measured on an
+// H200 (bench/experiments/launch_floor.cu, events around one call): an empty kernel costs 3.9-4.7 us
+// through cuLaunchKernel against 4.1-5.6 us through <<<...>>>, and the one-block sum 0.3-0.5 us less.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+
+namespace reduce::detail {
+
+/// The driver's function handles of ONE kernel, one per device (index device & 63); zero-initialize
+/// it as a static next to the launch site: `static function_handles handles = {};`.
+using function_handles = std::atomic<void*>[64];
+
+/// Launches the __global__ function `kernel` (its address) on `stream` with `args` (the address of
+/// each argument, as for cudaLaunchKernel), no dynamic shared memory. Uses cuLaunchKernel, found
+/// through cudaGetDriverEntryPointByVersion (no link to libcuda), with the kernel's handle cached in
+/// `handles`; where the driver entry point is unavailable, cudaLaunchKernel. Throws reduce::cuda_error
+/// when the launch fails (the code is then the driver's CUresult).
+void launch_kernel(const void* kernel, function_handles& handles, dim3 grid, dim3 block, cudaStream_t stream,
+                   void** args);
+
+}  // namespace reduce::detail

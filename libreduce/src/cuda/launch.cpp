@@ -1,0 +1,79 @@
+// reduce::detail::launch_kernel: cuLaunchKernel through the runtime's driver entry point.
+#include "reduce/cuda/launch.hpp"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <string>
+
+#include "reduce/cuda/check.hpp"
+#include "reduce/error.hpp"
+
+namespace reduce::detail {
+namespace {
+
+struct driver_api {
+  PFN_cuLaunchKernel_v4000 launch = nullptr;
+  PFN_cuGetErrorName_v6000 error_name = nullptr;
+};
+
+void* entry_point(const char* symbol, unsigned int version) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, version, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    (void)cudaGetLastError();  // not sticky; leave no trace for the caller's next check
+    return nullptr;
+  }
+  return fn;
+}
+
+const driver_api& driver() {
+  static const driver_api api = [] {
+    driver_api a;
+    a.launch = reinterpret_cast<PFN_cuLaunchKernel_v4000>(entry_point("cuLaunchKernel", 4000));
+    a.error_name = reinterpret_cast<PFN_cuGetErrorName_v6000>(entry_point("cuGetErrorName", 6000));
+    return a;
+  }();
+  return api;
+}
+
+}  // namespace
+
+void launch_kernel(const void* kernel, function_handles& handles, dim3 grid, dim3 block, cudaStream_t stream,
+                   void** args) {
+  const driver_api& api = driver();
+  if (api.launch == nullptr) {
+    REDUCE_CUDA_CHECK(cudaLaunchKernel(kernel, grid, block, args, 0, stream));
+    return;
+  }
+  int device = 0;
+  REDUCE_CUDA_CHECK(cudaGetDevice(&device));
+  std::atomic<void*>& slot = handles[device & 63];
+  auto fetch = [&] {
+    cudaFunction_t f = nullptr;
+    REDUCE_CUDA_CHECK(cudaGetFuncBySymbol(&f, kernel));
+    if (device < 64) slot.store(reinterpret_cast<void*>(f), std::memory_order_relaxed);
+    return reinterpret_cast<void*>(f);
+  };
+  void* handle = device < 64 ? slot.load(std::memory_order_relaxed) : nullptr;
+  if (handle == nullptr) handle = fetch();
+  auto go = [&] {
+    return api.launch(static_cast<CUfunction>(handle), grid.x, grid.y, grid.z, block.x, block.y, block.z, 0,
+                      reinterpret_cast<CUstream>(stream), args, nullptr);
+  };
+  CUresult r = go();
+  if (r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_CONTEXT_IS_DESTROYED || r == CUDA_ERROR_INVALID_CONTEXT) {
+    handle = fetch();  // the cached handle belonged to a context since destroyed (cudaDeviceReset): once more
+    r = go();
+  }
+  if (r != CUDA_SUCCESS) {
+    const char* name = nullptr;
+    if (api.error_name) api.error_name(r, &name);
+    throw cuda_error(static_cast<int>(r), std::string("CUDA driver error ") + (name ? name : "(unnamed)") + " (" +
+                                              std::to_string(static_cast<int>(r)) + ") in cuLaunchKernel at " +
+                                              __FILE__ + ":" + std::to_string(__LINE__));
+  }
+}
+
+}  // namespace reduce::detail

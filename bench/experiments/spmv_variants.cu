@@ -73,6 +73,18 @@ variant vector_variant(const sparse::csr_view<V, I>& a, const V* x, V* y, bool r
           ref, "vector" + std::to_string(W) + (Chunked ? "c" : "")};
 }
 
+/// As vector_variant, with `per_sm` blocks of 256 per SM at most (the library caps at 16).
+template <int W, entry_load E>
+variant vector_grid_variant(const sparse::csr_view<V, I>& a, const V* x, V* y, int per_sm) {
+  const int grid = static_cast<int>(std::min<std::int64_t>((a.rows + 256 / W - 1) / (256 / W), std::int64_t{per_sm} * sm_count()));
+  return {"vector W=" + std::to_string(W) + " entries=" + name_of(E) + " grid " + std::to_string(per_sm) + " blocks/SM",
+          [=](cudaStream_t s) {
+            sparse::detail::spmv_vector_kernel<W, false, E, gather::ldg><<<grid, 256, 0, s>>>(a, V(1), x, V(0), y);
+            REDUCE_CHECK_LAUNCH();
+          },
+          false, "vector" + std::to_string(W)};
+}
+
 template <gather G>
 variant block_variant(const sparse::csr_view<V, I>& a, const V* x, V* y, bool ref = false) {
   const int grid = grid_for(a.rows, 1);
@@ -93,16 +105,151 @@ variant adaptive_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, 
             auto* partials = reinterpret_cast<V*>(const_cast<double*>(st.partials.data()));
             sparse::detail::spmv_adaptive_kernel<E, G><<<static_cast<unsigned>(st.partition.tiles.size()),
                                                         sparse::detail::tile_threads, 0, s>>>(
-                a, V(1), x, V(0), y, st.tiles.data(), st.segments.data(), st.warp_rows.data(), partials);
+                a, V(1), x, V(0), y, st.tiles.data(), st.segments.data(), st.warp_rows.data(), partials,
+                st.split_rows.data(), const_cast<int*>(st.split_arrivals.data()));
             REDUCE_CHECK_LAUNCH();
-            const auto n = static_cast<std::int64_t>(st.partition.split_rows.size());
-            if (n > 0) {
-              sparse::detail::spmv_combine_split_kernel<<<static_cast<unsigned>((n + 127) / 128), 128, 0, s>>>(
-                  st.split_rows.data(), n, partials, V(1), V(0), y);
-              REDUCE_CHECK_LAUNCH();
-            }
           },
           ref, "adaptive"};
+}
+
+// ---- experiment-local kernels ----
+
+/// scalar, R rows per thread in lockstep: a block takes R * 256 consecutive rows, thread t rows
+/// t, t + 256, ..., all R row_ptr pairs loaded first, then entry j of every row per step. Each row is
+/// summed in storage order as in the library's scalar kernel, so the bits are the same; the R rows give
+/// each thread R independent load chains (the library's thread has one).
+template <int R>
+__global__ void __launch_bounds__(256)
+scalar_lockstep_kernel(sparse::csr_view<V, I> a, const V* __restrict__ x, V* __restrict__ y) {
+  for (std::int64_t chunk = static_cast<std::int64_t>(blockIdx.x) * 256 * R; chunk < a.rows;
+       chunk += static_cast<std::int64_t>(gridDim.x) * 256 * R) {
+    std::int64_t b[R], e[R];
+    V s[R];
+    std::int64_t longest = 0;
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      const std::int64_t row = chunk + k * 256 + threadIdx.x;
+      b[k] = row < a.rows ? a.row_ptr[row] : 0;
+      e[k] = row < a.rows ? a.row_ptr[row + 1] : 0;
+      s[k] = V(0);
+      longest = e[k] - b[k] > longest ? e[k] - b[k] : longest;
+    }
+    for (std::int64_t j = 0; j < longest; ++j)
+#pragma unroll
+      for (int k = 0; k < R; ++k)
+        if (b[k] + j < e[k]) s[k] += a.values[b[k] + j] * __ldg(x + a.col_idx[b[k] + j]);
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      const std::int64_t row = chunk + k * 256 + threadIdx.x;
+      if (row < a.rows) y[row] = s[k];
+    }
+  }
+}
+
+/// scalar with the entries of a row loaded 4 at a time before any use (same order, same bits), and the
+/// next row's row_ptr pair loaded before this row's entries (grid-stride).
+__global__ void __launch_bounds__(256)
+scalar_prefetch_kernel(sparse::csr_view<V, I> a, const V* __restrict__ x, V* __restrict__ y) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= a.rows) return;
+  std::int64_t b = a.row_ptr[row], e = a.row_ptr[row + 1];
+  for (; row < a.rows; row += stride) {
+    const std::int64_t next = row + stride;
+    const std::int64_t nb = next < a.rows ? a.row_ptr[next] : 0, ne = next < a.rows ? a.row_ptr[next + 1] : 0;
+    V s = V(0);
+    std::int64_t p = b;
+    for (; p + 4 <= e; p += 4) {
+      const I c0 = a.col_idx[p], c1 = a.col_idx[p + 1], c2 = a.col_idx[p + 2], c3 = a.col_idx[p + 3];
+      const V v0 = a.values[p], v1 = a.values[p + 1], v2 = a.values[p + 2], v3 = a.values[p + 3];
+      const V x0 = __ldg(x + c0), x1 = __ldg(x + c1), x2 = __ldg(x + c2), x3 = __ldg(x + c3);
+      s += v0 * x0;
+      s += v1 * x1;
+      s += v2 * x2;
+      s += v3 * x3;
+    }
+    for (; p < e; ++p) s += a.values[p] * __ldg(x + a.col_idx[p]);
+    y[row] = s;
+    b = nb, e = ne;
+  }
+}
+
+/// vector W=4 with the warp's entries staged: the warp's 8 rows own one contiguous stretch of entries
+/// (at most Cap); lanes load it fully coalesced (each 32-byte sector once), gather x for their own
+/// entries, and stage value and x in shared memory; then each row's 4 lanes sum entries l, l + 4, ...
+/// from there with the same fused multiply-adds, in the same order, as vector W=4 (bitwise equal).
+/// A warp whose stretch exceeds Cap runs the library's strided loop instead (uniform per warp).
+template <int Cap>
+__global__ void __launch_bounds__(256)
+vector4_staged_kernel(sparse::csr_view<V, I> a, const V* __restrict__ x, V* __restrict__ y) {
+  constexpr int W = 4, rows_per_warp = 32 / W;
+  __shared__ V sv[8][Cap];
+  __shared__ V sx[8][Cap];
+  const int wid = static_cast<int>(threadIdx.x) / 32, l32 = static_cast<int>(threadIdx.x) % 32;
+  const int lane = l32 % W, group = l32 / W;
+  const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t base = warp * rows_per_warp; base < a.rows; base += warps * rows_per_warp) {
+    const std::int64_t last = base + rows_per_warp < a.rows ? base + rows_per_warp : a.rows;
+    const std::int64_t p0 = a.row_ptr[base], p1 = a.row_ptr[last];
+    const std::int64_t row = base + group;
+    const std::int64_t b = row < a.rows ? a.row_ptr[row] : p1, e = row < a.rows ? a.row_ptr[row + 1] : p1;
+    V s = V(0);
+    if (p1 - p0 <= Cap) {  // uniform per warp
+#pragma unroll 4
+      for (std::int64_t q = p0 + l32; q < p1; q += 32) {
+        sv[wid][q - p0] = a.values[q];
+        sx[wid][q - p0] = __ldg(x + a.col_idx[q]);
+      }
+      __syncwarp();
+      for (std::int64_t q = b + lane; q < e; q += W) s += sv[wid][q - p0] * sx[wid][q - p0];
+      __syncwarp();  // the buffers are refilled by the next rows
+    } else {
+#pragma unroll 4
+      for (std::int64_t q = b + lane; q < e; q += W) s += a.values[q] * __ldg(x + a.col_idx[q]);
+    }
+    s = reduce::warp::all_reduce<W>(s, reduce::plus{});
+    if (row < a.rows && lane == 0) y[row] = s;
+  }
+}
+
+std::vector<variant> laplace_variants(const sparse::csr_view<V, I>& a, const V* x, V* y) {
+  std::vector<variant> vs;
+  const int capped = grid_for(a.rows, 256);
+  int resident = 0;
+  REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, sparse::detail::spmv_scalar_kernel<V, I>, 256, 0));
+  const int wave = std::min(capped, resident * sm_count());
+  vs.push_back({"scalar (library: one wave, " + std::to_string(resident) + " blocks/SM)", [=](cudaStream_t s) {
+                  sparse::detail::spmv_scalar_kernel<<<wave, 256, 0, s>>>(a, V(1), x, V(0), y);
+                  REDUCE_CHECK_LAUNCH();
+                }, true, "scalar"});
+  const int full = static_cast<int>((a.rows + 255) / 256);
+  vs.push_back({"scalar, a thread per row (full grid)", [=](cudaStream_t s) {
+                  sparse::detail::spmv_scalar_kernel<<<full, 256, 0, s>>>(a, V(1), x, V(0), y);
+                  REDUCE_CHECK_LAUNCH();
+                }, false, "scalar"});
+  vs.push_back({"scalar, 4 entries per load step + row_ptr prefetch", [=](cudaStream_t s) {
+                  scalar_prefetch_kernel<<<capped, 256, 0, s>>>(a, x, y);
+                  REDUCE_CHECK_LAUNCH();
+                }, false, "scalar"});
+  for (int per_sm : {4, 6, 12, 16}) {
+    const int g = static_cast<int>(std::min<std::int64_t>(full, std::int64_t{per_sm} * sm_count()));
+    vs.push_back({"scalar, grid " + std::to_string(per_sm) + " blocks/SM" + (per_sm == 16 ? " (before)" : ""), [=](cudaStream_t s) {
+                    sparse::detail::spmv_scalar_kernel<<<g, 256, 0, s>>>(a, V(1), x, V(0), y);
+                    REDUCE_CHECK_LAUNCH();
+                  }, false, "scalar"});
+  }
+  const int g2 = grid_for((a.rows + 1) / 2, 256), g4 = grid_for((a.rows + 3) / 4, 256);
+  vs.push_back({"scalar, 2 rows per thread in lockstep", [=](cudaStream_t s) {
+                  scalar_lockstep_kernel<2><<<g2, 256, 0, s>>>(a, x, y);
+                  REDUCE_CHECK_LAUNCH();
+                }, false, "scalar"});
+  vs.push_back({"scalar, 4 rows per thread in lockstep", [=](cudaStream_t s) {
+                  scalar_lockstep_kernel<4><<<g4, 256, 0, s>>>(a, x, y);
+                  REDUCE_CHECK_LAUNCH();
+                }, false, "scalar"});
+  vs.push_back(vector_variant<2, false, entry_load::cached, gather::ldg>(a, x, y, true));
+  return vs;
 }
 
 std::vector<V> fetch(const V* d, std::int64_t n) {
@@ -130,6 +277,17 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
   std::unique_ptr<sparse::spmv_plan<V, I>> plan;
   if (m.name == "random16") {
     vs.push_back(vector_variant<4, false, entry_load::cached, gather::ldg>(a, x.data(), y.data(), true));
+    {
+      const int grid = grid_for(a.rows, 256 / 4);
+      const auto av = a;
+      V* yp = y.data();
+      const V* xp = x.data();
+      vs.push_back({"vector W=4 staged (coalesced entries, smem)", [=](cudaStream_t s) {
+                      vector4_staged_kernel<256><<<grid, 256, 0, s>>>(av, xp, yp);
+                      REDUCE_CHECK_LAUNCH();
+                    }, false, "vector4"});
+    }
+    vs.push_back(vector_grid_variant<4, entry_load::cached>(a, x.data(), y.data(), 8));
     vs.push_back(vector_variant<4, false, entry_load::cached, gather::l2_only>(a, x.data(), y.data()));
     vs.push_back(vector_variant<4, false, entry_load::cached, gather::l2_keep>(a, x.data(), y.data()));
     vs.push_back(vector_variant<4, false, entry_load::cached, gather::l2_keep_noalloc>(a, x.data(), y.data()));
@@ -141,8 +299,11 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
     vs.push_back(vector_variant<8, false, entry_load::cached, gather::ldg>(a, x.data(), y.data()));
     vs.push_back(vector_variant<4, true, entry_load::cached, gather::ldg>(a, x.data(), y.data()));
     vs.push_back(vector_variant<4, true, entry_load::cached, gather::l2_only>(a, x.data(), y.data()));
+  } else if (m.name == "laplace2d" || m.name == "laplace3d") {
+    vs = laplace_variants(a, x.data(), y.data());
   } else if (m.name == "random2") {
     vs.push_back(vector_variant<2, false, entry_load::streaming, gather::ldg>(a, x.data(), y.data(), true));
+    vs.push_back(vector_grid_variant<2, entry_load::streaming>(a, x.data(), y.data(), 8));
     vs.push_back(vector_variant<2, false, entry_load::streaming, gather::l2_keep>(a, x.data(), y.data()));
     vs.push_back(vector_variant<2, false, entry_load::once, gather::ldg>(a, x.data(), y.data()));
     vs.push_back(vector_variant<2, false, entry_load::once, gather::l2_keep>(a, x.data(), y.data()));
@@ -212,7 +373,7 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
 
 int main(int argc, char** argv) {
   bool once = false;
-  std::vector<std::string> classes{"random16", "powerlaw", "random1000", "random2"};
+  std::vector<std::string> classes{"laplace2d", "laplace3d", "random16", "powerlaw", "random1000", "random2"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--once") once = true;

@@ -1,9 +1,9 @@
 // Dispatch of sparse::spmv: grid sizing, the launch of the plan's algorithm, error checks.
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "reduce/cuda/check.hpp"
+#include "reduce/cuda/device_reduce.cuh"  // resident_blocks
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive.cuh"
 #include "spmv_merge.cuh"
@@ -49,16 +49,6 @@ void launch_vector(int width, const csr_view<Value, Index>& a, Value alpha, cons
 constexpr int row_block_threads = 128;
 constexpr int warp_stream_entries = 256;
 
-template <class Value>
-void launch_combine(const spmv_plan_state& st, const std::vector<spmv_split_row>& rows, Value alpha, Value beta,
-                    Value* y, cudaStream_t s) {
-  if (rows.empty()) return;
-  const auto n = static_cast<std::int64_t>(rows.size());
-  const auto* partials = reinterpret_cast<const Value*>(st.partials.data());
-  spmv_combine_split_kernel<<<static_cast<unsigned>((n + 127) / 128), 128, 0, s>>>(st.split_rows.data(), n, partials,
-                                                                                   alpha, beta, y);
-  REDUCE_CHECK_LAUNCH();
-}
 }  // namespace
 }  // namespace detail
 
@@ -71,10 +61,17 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
   const cudaStream_t s = stream;
   using namespace detail;
   switch (plan.algorithm()) {
-    case spmv_algorithm::scalar:
-      spmv_scalar_kernel<<<grid_for(a.rows, block_threads, sms), block_threads, 0, s>>>(a, alpha, d_x, beta, d_y);
+    case spmv_algorithm::scalar: {
+      // One wave of resident blocks, each thread grid-striding over ~rows / (wave x 256) rows: on an
+      // H200 the Laplacians ran 2-4 % faster than with two waves (16 blocks per SM) and 7-16 % faster
+      // than with a block per 256 rows (bench/experiments/spmv_variants.cu).
+      auto kernel = spmv_scalar_kernel<Value, Index>;
+      const std::int64_t wave = std::int64_t{sms} * reduce::detail::resident_blocks(kernel, block_threads);
+      const int grid = static_cast<int>(std::min<std::int64_t>(grid_for(a.rows, block_threads, sms), wave));
+      kernel<<<grid, block_threads, 0, s>>>(a, alpha, d_x, beta, d_y);
       REDUCE_CHECK_LAUNCH();
       break;
+    }
     case spmv_algorithm::shared_cached:
       spmv_shared_cached_kernel<block_threads>
           <<<grid_for(a.rows, block_threads, sms), block_threads, 0, s>>>(a, alpha, d_x, beta, d_y);
@@ -120,9 +117,9 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
       // (coalesced in every tile kind), so they skip L1 and are first out of L2: x keeps both caches
       // (powerlaw on an H200: 62.3-62.4 us against 64.6-64.7 with plain loads; bench/experiments).
       spmv_adaptive_kernel<entry_load::once, gather::ldg><<<static_cast<unsigned>(part.tiles.size()), tile_threads, 0, s>>>(
-          a, alpha, d_x, beta, d_y, st.tiles.data(), st.segments.data(), st.warp_rows.data(), partials);
+          a, alpha, d_x, beta, d_y, st.tiles.data(), st.segments.data(), st.warp_rows.data(), partials,
+          st.split_rows.data(), const_cast<int*>(st.split_arrivals.data()));
       REDUCE_CHECK_LAUNCH();
-      launch_combine(st, part.split_rows, alpha, beta, d_y, s);
       break;
     }
   }

@@ -1,8 +1,9 @@
 // The adaptive SpMV kernel (one 256-thread block per tile of the plan's partition, see
-// spmv_plan_state.hpp) and the combine kernel of rows split over several blocks. Device code only.
-// Deterministic: a short row is summed by one thread in storage order; a medium row by a warp (lane
-// strides, then libreduce's fixed warp tree); a long row by a block (thread strides, block_reduce); a
-// split row's chunk partials are summed in chunk order by one thread of the combine kernel.
+// spmv_plan_state.hpp). Device code only. Deterministic: a short row is summed by one thread in storage
+// order; a medium row by a warp (lane strides, then libreduce's fixed warp tree); a long row by a block
+// (thread strides, block_reduce); a split row's chunk partials are summed in chunk order by the block
+// that writes the last of them (finish_split), inside the same launch: a separate combine kernel cost
+// 3.5-3.9 us of powerlaw's 61-62 us on an H200 (ncu, bench/experiments/README.md).
 #pragma once
 #include <cstdint>
 
@@ -49,7 +50,7 @@ __global__ void __launch_bounds__(tile_threads, 4)
 spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
                      Value* __restrict__ y, const spmv_tile* __restrict__ tiles,
                      const spmv_segment* __restrict__ segments, const std::int64_t* __restrict__ warp_rows,
-                     Value* __restrict__ partials) {
+                     Value* partials, const spmv_split_row* __restrict__ split_rows, int* arrivals) {
   using block_reduce = reduce::block::block_reduce<tile_threads, Value>;
   __shared__ Value staged[stream_tile_entries];
   __shared__ typename block_reduce::storage tmp;
@@ -100,22 +101,9 @@ spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restr
     s = block_reduce::reduce(s, reduce::plus{}, tmp);
     if (tid == 0) {
       if (whole) store_row(y, t.first, s, alpha, beta);
-      else partials[t.slot] = s;
+      else finish_split(t.split, t.slot, s, split_rows, arrivals, partials, alpha, beta, y);
     }
   }
-}
-
-/// One thread per split row: the chunk partials in chunk order, then alpha/beta.
-template <class Value>
-__global__ void spmv_combine_split_kernel(const spmv_split_row* __restrict__ rows, std::int64_t n,
-                                          const Value* __restrict__ partials, Value alpha, Value beta,
-                                          Value* __restrict__ y) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const spmv_split_row r = rows[i];
-  Value s = Value(0);
-  for (std::int64_t c = 0; c < r.chunks; ++c) s += partials[r.first_slot + c];
-  store_row(y, r.row, s, alpha, beta);
 }
 
 }  // namespace sparse::detail

@@ -25,24 +25,6 @@ namespace sparse::detail {
 /// (lane strides, then reduce::warp::reduce_to_first), a block inside one row by block_reduce. Which way
 /// a row goes depends only on the structure, so the result is deterministic even though warps pick long
 /// rows from a list filled with a shared-memory atomic (the list's order does not enter any sum).
-/// Writes this block's part `s` of split row `k` to its slot; the block that writes the row's last part
-/// (the arrival counter reaches its chunk count) adds all parts in slot order and stores the row, then
-/// resets the counter for the next call. Called by one thread. The fences order the partial's store
-/// before the count, and the count before the reads of the other blocks' partials (through L2: __ldcg).
-template <class Value>
-__device__ __forceinline__ void finish_split(std::int64_t k, std::int64_t slot, Value s, const spmv_split_row* rows,
-                                             int* arrivals, Value* partials, Value alpha, Value beta, Value* y) {
-  partials[slot] = s;
-  __threadfence();
-  const spmv_split_row r = rows[k];
-  if (atomicAdd(arrivals + k, 1) + 1 != r.chunks) return;
-  __threadfence();
-  Value total = Value(0);
-  for (std::int64_t c = 0; c < r.chunks; ++c) total += __ldcg(partials + r.first_slot + c);
-  store_row(y, r.row, total, alpha, beta);
-  arrivals[k] = 0;
-}
-
 template <class Value, class Index>
 __global__ void __launch_bounds__(merge_threads)
 spmv_merge_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,

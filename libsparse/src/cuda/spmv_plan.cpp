@@ -193,6 +193,7 @@ adaptive_partition build_adaptive_partition(std::int64_t rows, const Index* row_
         t.begin = static_cast<std::int64_t>(row_ptr[i]) + c * split_chunk;
         t.count = static_cast<std::int32_t>(std::min(split_chunk, l - c * split_chunk));
         t.slot = p.partial_slots++;
+        t.split = static_cast<std::int32_t>(p.split_rows.size());  // the index s gets below
         push(t);
       }
       p.split_rows.push_back(s);
@@ -332,6 +333,8 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
     state_->warp_rows = reduce::device_buffer<std::int64_t>(part.warp_rows);
     state_->split_rows = reduce::device_buffer<detail::spmv_split_row>(part.split_rows);
     state_->partials = reduce::device_buffer<double>(part.partial_slots);
+    state_->split_arrivals = reduce::device_buffer<int>(static_cast<std::int64_t>(part.split_rows.size()));
+    if (!part.split_rows.empty()) state_->split_arrivals.fill_bytes(0);
   }
 }
 

@@ -13,7 +13,7 @@ enum tile_kind : std::int32_t {
   tile_stream = 0,  ///< up to 8 runs of consecutive short rows: entries staged in shared memory, a thread per row
   tile_warp = 1,    ///< up to 8 medium rows (ids in the row bin), one warp per row
   tile_block = 2,   ///< one long row, the whole block with reduce::block::block_reduce
-  tile_split = 3,   ///< one chunk of a very long row: block-reduced to a partial, combined afterwards
+  tile_split = 3,   ///< one chunk of a very long row: block-reduced to a partial; the last chunk sums them
 };
 
 /// One tile (48 bytes; a 20M-entry Laplacian has ~10k of them, 0.5 MB read once per call).
@@ -26,6 +26,7 @@ struct spmv_tile {
   std::int32_t rows = 0;     ///< stream: rows in all segments
   std::int32_t entries = 0;  ///< stream: entries in all segments
   std::int32_t lanes = 1;    ///< stream: lanes summing each row from shared memory (stream_lanes)
+  std::int32_t split = 0;    ///< split: index of the row in the split-row list
 };
 
 /// A run of consecutive short rows inside a stream tile. Long rows between two runs (a power-law matrix
@@ -119,7 +120,7 @@ struct spmv_plan_state {
   adaptive_partition partition;  // host copy (sizes, for describe() and launches)
   merge_partition merge;         // host copy for the merge algorithm
   reduce::device_buffer<spmv_merge_block> merge_blocks;
-  reduce::device_buffer<int> split_arrivals;  // merge: chunks of each split row written so far (0 between calls)
+  reduce::device_buffer<int> split_arrivals;  // merge, adaptive: chunks of each split row written so far (0 between calls)
   reduce::device_buffer<spmv_tile> tiles;
   reduce::device_buffer<spmv_segment> segments;
   reduce::device_buffer<std::int64_t> warp_rows;

@@ -23,6 +23,7 @@
 #include "reduce/cuda/warp_reduce.cuh"
 #include "reduce/operators.hpp"
 #include "sparse/csr_view.hpp"
+#include "spmv_plan_state.hpp"
 
 namespace sparse::detail {
 
@@ -30,6 +31,25 @@ namespace sparse::detail {
 template <class Value>
 __device__ __forceinline__ void store_row(Value* __restrict__ y, std::int64_t row, Value s, Value alpha, Value beta) {
   y[row] = beta == Value(0) ? alpha * s : alpha * s + beta * y[row];
+}
+
+/// A row split over several blocks (merge, adaptive): writes this block's part `s` of split row `k` to
+/// its slot; the block that writes the row's last part
+/// (the arrival counter reaches its chunk count) adds all parts in slot order and stores the row, then
+/// resets the counter for the next call. Called by one thread. The fences order the partial's store
+/// before the count, and the count before the reads of the other blocks' partials (through L2: __ldcg).
+template <class Value>
+__device__ __forceinline__ void finish_split(std::int64_t k, std::int64_t slot, Value s, const spmv_split_row* rows,
+                                             int* arrivals, Value* partials, Value alpha, Value beta, Value* y) {
+  partials[slot] = s;
+  __threadfence();
+  const spmv_split_row r = rows[k];
+  if (atomicAdd(arrivals + k, 1) + 1 != r.chunks) return;
+  __threadfence();
+  Value total = Value(0);
+  for (std::int64_t c = 0; c < r.chunks; ++c) total += __ldcg(partials + r.first_slot + c);
+  store_row(y, r.row, total, alpha, beta);
+  arrivals[k] = 0;
 }
 
 /// Four consecutive entries from a 16-byte-aligned address (p = base + 4k).

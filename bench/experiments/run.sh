@@ -14,10 +14,10 @@ arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | he
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
   -DGPUKIT_BUILD_EXPERIMENTS=ON -DGPUKIT_BUILD_TESTS=OFF >"$out/build.txt" 2>&1 &&
-  cmake --build "$build" -j "$(nproc)" --target spmv_variants reduce_small reduce_large >>"$out/build.txt" 2>&1 ||
+  cmake --build "$build" -j "$(nproc)" --target spmv_variants reduce_small reduce_large launch_floor >>"$out/build.txt" 2>&1 ||
   { tail -30 "$out/build.txt"; exit 1; }
 status=0
-for exp in reduce_large reduce_small spmv_variants; do
+for exp in launch_floor reduce_large reduce_small spmv_variants; do
   [ -x "$build/bench/experiments/$exp" ] || continue
   echo "== $exp"
   args=()
@@ -59,18 +59,23 @@ fi
 {
   # The figures the READMEs quote from these studies: the library's rows against the peer's.
   grep -E '^GPU' "$out/reduce_small.txt" 2>/dev/null | head -1
+  echo "launch_floor (host us per call, plain us, graph us; the empty kernel is the floor of any one launch):"
+  grep -E '^(events only|empty kernel <<<1, 512>>>|empty kernel, driver|two empty)' "$out/launch_floor.txt" 2>/dev/null | sed 's/^/  /'
+  grep -E '^2\^[0-9]+ +(CUB DeviceReduce::Sum|library reduce::sum|compact (block 256t|ticket 512t))' "$out/launch_floor.txt" 2>/dev/null | sed 's/^/  /'
+  grep -E '^RESULT' "$out/launch_floor.txt" 2>/dev/null | sed 's/^/  launch_floor /'
+
   echo "reduce_small (plain us, graph us, ratio to CUB):"
   grep -E '^(CUB DeviceReduce::Sum|library default) ' "$out/reduce_small.txt" 2>/dev/null | sed 's/^/  /'
   echo "reduce_large (the library's rows and CUB's: sum at 2^26, 2^28, 2^30; segmented 1000 x 100k):"
   grep -E '^(cub::|libreduce)' "$out/reduce_large.txt" 2>/dev/null | sed 's/^/  /'
   echo "spmv_variants:"
-  grep -E 'cuSPARSE ALG1|W=4 entries=cached x=ldg|adaptive entries=(cached|once) x=ldg|block_per_row 128 x=cg|^RESULT' \
+  grep -E 'cuSPARSE ALG1|scalar \(library|blocks/SM \(before\)|W=4 entries=cached x=ldg|adaptive entries=(cached|once) x=ldg|block_per_row 128 x=cg|^RESULT' \
     "$out/spmv_variants.txt" 2>/dev/null | sed 's/^/  /'
   if [ -s "$out/ncu-spmv.txt" ]; then
     echo "ncu (L2 read sectors decide the gather-bound classes):"
     sed 's/^/  /' "$out/ncu-spmv.txt"
   fi
-  for exp in reduce_large reduce_small spmv_variants; do
+  for exp in launch_floor reduce_large reduce_small spmv_variants; do
     grep -qE 'FAIL|MISMATCH|OUT OF BOUND|NOT DETERMINISTIC' "$out/$exp.txt" 2>/dev/null && echo "  $exp: FAILED a check (see $exp.txt)"
   done
   [ $status -eq 0 ] && echo "experiments: every check passed" || echo "experiments: FAILED"

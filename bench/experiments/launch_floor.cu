@@ -248,7 +248,8 @@ int main() {
     const R r{reduce::plus{}, 0.0f};
     auto* tickets = reinterpret_cast<unsigned*>(static_cast<char*>(ws.data()) + reduce::detail::done_counter_offset);
     auto* slots = reinterpret_cast<unsigned long long*>(static_cast<char*>(ws.data()) + reduce::detail::partials_offset);
-    // The library's shapes: one block of 512 x 8 vectors up to 64 KiB, 512-thread blocks of 4 vectors above.
+    // The library's shapes: one block of 256 x 4 vectors up to 16 KiB, of 512 x 8 up to 64 KiB, then
+    // 512-thread blocks of 4 vectors.
     const CUfunction sp512 = driver_handle(reinterpret_cast<const void*>(&reduce::detail::single_pass_kernel<512, 4, R>));
     const CUfunction sp512x8 = driver_handle(reinterpret_cast<const void*>(&reduce::detail::single_pass_kernel<512, 8, R>));
     const CUfunction sp256 = driver_handle(reinterpret_cast<const void*>(&reduce::detail::single_pass_kernel<256, 4, R>));

@@ -11,7 +11,9 @@
 //      OP(d_in, n, stream)             result copied back to the host; synchronizes `stream`.
 //  * Supported T: std::int32_t, std::int64_t, std::uint32_t, std::uint64_t, float, double (norm2,
 //    reproducible_sum and compensated_sum: float and double only).
-//  * Errors throw reduce::cuda_error (see error.hpp); n < 0 throws std::invalid_argument.
+//  * Errors throw reduce::cuda_error (see error.hpp); n < 0, and a device pointer that is not a multiple
+//    of its element type's alignment (not a valid T*), throw std::invalid_argument. Any element offset
+//    into an allocation is fine.
 //  * Error bounds use gamma(k) = k u / (1 - k u), u = eps/2 (unit roundoff of T), and k = the longest
 //    chain of roundings, which for the single-pass kernel is
 //        k = ceil(n / (grid * block)) + 2 + ceil(grid / block) + 2 log2(block)

@@ -39,7 +39,8 @@ struct spmv_segment {
 };
 
 /// A row split across several blocks: its chunks' partials are slots [first_slot, first_slot + chunks),
-/// summed in slot order (a fixed order, so the result is deterministic) by the combine kernel.
+/// summed in slot order (a fixed order, so the result is deterministic) by the block that writes the
+/// last of them (finish_split in spmv_row_kernels.cuh).
 struct spmv_split_row {
   std::int64_t row = 0;
   std::int64_t first_slot = 0;
@@ -102,7 +103,7 @@ struct spmv_merge_block {
 };
 
 /// The host-side merge partition: blocks + 1 coordinates (the last is (rows, nnz)) and the rows that cross
-/// a block boundary, whose partials (consecutive slots, in block order) the combine kernel sums.
+/// a block boundary, whose partials (consecutive slots, in block order) finish_split sums.
 struct merge_partition {
   std::vector<spmv_merge_block> blocks;
   std::vector<spmv_split_row> split_rows;

@@ -325,10 +325,8 @@ void launch_single_pass(const typename R::value_type* x, const typename R::value
   auto* tickets = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch) + done_counter_offset);
   auto* slots = reinterpret_cast<unsigned long long*>(static_cast<char*>(scratch) + partials_offset);
   // The driver's launch path: a small call's time is mostly the launch (launch.hpp).
-  static function_handles handles = {};
-  void* args[] = {&x, &y, &n, const_cast<void*>(static_cast<const void*>(&r)), &slots, &tickets, &d_out};
-  launch_kernel(reinterpret_cast<const void*>(kernel), handles, dim3(static_cast<unsigned>(grid)), dim3(Threads), stream,
-                args);
+  launch<single_pass_kernel<Threads, Unroll, R>>(dim3(static_cast<unsigned>(grid)), dim3(Threads), stream, x, y, n, r,
+                                                 slots, tickets, d_out);
 }
 
 /// The usual shape (see the policy above).

@@ -6,6 +6,9 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 namespace reduce::detail {
 
@@ -20,5 +23,27 @@ using function_handles = std::atomic<void*>[64];
 /// when the launch fails (the code is then the driver's CUresult).
 void launch_kernel(const void* kernel, function_handles& handles, dim3 grid, dim3 block, cudaStream_t stream,
                    void** args);
+
+/// launch_kernel for `kernel` with `args` converted to its parameter types.
+template <class... Params, class... Args>
+void launch_with(void (*kernel)(Params...), function_handles& handles, dim3 grid, dim3 block, cudaStream_t stream,
+                 Args&&... args) {
+  static_assert(sizeof...(Params) > 0 && sizeof...(Params) == sizeof...(Args), "one argument per kernel parameter");
+  std::tuple<std::decay_t<Params>...> values(std::forward<Args>(args)...);
+  std::apply(
+      [&](auto&... v) {
+        void* ptrs[] = {const_cast<void*>(static_cast<const void*>(&v))...};
+        launch_kernel(reinterpret_cast<const void*>(kernel), handles, grid, block, stream, ptrs);
+      },
+      values);
+}
+
+/// `launch<kernel>(grid, block, stream, args...)`: the driver launch of one kernel, its function handles
+/// cached in a static of this instantiation (so one per kernel, not per signature).
+template <auto Kernel, class... Args>
+void launch(dim3 grid, dim3 block, cudaStream_t stream, Args&&... args) {
+  static function_handles handles = {};
+  launch_with(Kernel, handles, grid, block, stream, std::forward<Args>(args)...);
+}
 
 }  // namespace reduce::detail

@@ -4,6 +4,7 @@
 
 #include "reduce/cuda/check.hpp"
 #include "reduce/cuda/device_reduce.cuh"  // resident_blocks
+#include "reduce/cuda/launch.hpp"
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive.cuh"
 #include "spmv_merge.cuh"
@@ -21,6 +22,7 @@ int current_sm_count() {
 }
 
 namespace {
+using reduce::detail::launch;  // the driver's launch path (launch.hpp): 0.2-0.5 us less per call than <<<>>>
 constexpr int block_threads = 256;
 
 // Grid for `items` work items of `per_block` each: enough blocks for every item, capped at 16 blocks of
@@ -35,18 +37,19 @@ void launch_vector(int width, const csr_view<Value, Index>& a, Value alpha, cons
                    int sms, cudaStream_t s) {
   const int grid = grid_for(a.rows, block_threads / width, sms);
   switch (width) {
-    case 2: spmv_vector_kernel<2, Chunked, E><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
-    case 4: spmv_vector_kernel<4, Chunked, E><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
-    case 8: spmv_vector_kernel<8, Chunked, E><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
-    case 16: spmv_vector_kernel<16, Chunked, E><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
-    default: spmv_vector_kernel<32, Chunked, E><<<grid, block_threads, 0, s>>>(a, alpha, x, beta, y); break;
+    case 2: launch<spmv_vector_kernel<2, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, s, a, alpha, x, beta, y); break;
+    case 4: launch<spmv_vector_kernel<4, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, s, a, alpha, x, beta, y); break;
+    case 8: launch<spmv_vector_kernel<8, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, s, a, alpha, x, beta, y); break;
+    case 16: launch<spmv_vector_kernel<16, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, s, a, alpha, x, beta, y); break;
+    default: launch<spmv_vector_kernel<32, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, s, a, alpha, x, beta, y); break;
   }
-  REDUCE_CHECK_LAUNCH();
 }
 
-// block_per_row: 128 threads per row (about 8 entries per thread for 1000-entry rows), at most 16 blocks
-// per SM resident (2,048 threads), grid-stride over the rows.
-constexpr int row_block_threads = 128;
+// block_per_row: 256 threads per row (about 4 entries per thread for 1000-entry rows), a block per row
+// (the block scheduler balances the tail; grid-stride only beyond 2^31 - 1 rows). On an H200, random1000:
+// 150.1-150.2 us, against 154.0-154.5 for 128 threads and at most 16 blocks per SM, 152.9-153.2 for one
+// wave of 256-thread blocks, and ALG1's 151.1 (bench/experiments/spmv_variants.cu).
+constexpr int row_block_threads = 256;
 constexpr int warp_stream_entries = 256;
 
 }  // namespace
@@ -68,19 +71,16 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
       auto kernel = spmv_scalar_kernel<Value, Index>;
       const std::int64_t wave = std::int64_t{sms} * reduce::detail::resident_blocks(kernel, block_threads);
       const int grid = static_cast<int>(std::min<std::int64_t>(grid_for(a.rows, block_threads, sms), wave));
-      kernel<<<grid, block_threads, 0, s>>>(a, alpha, d_x, beta, d_y);
-      REDUCE_CHECK_LAUNCH();
+      launch<spmv_scalar_kernel<Value, Index>>(grid, block_threads, s, a, alpha, d_x, beta, d_y);
       break;
     }
     case spmv_algorithm::shared_cached:
-      spmv_shared_cached_kernel<block_threads>
-          <<<grid_for(a.rows, block_threads, sms), block_threads, 0, s>>>(a, alpha, d_x, beta, d_y);
-      REDUCE_CHECK_LAUNCH();
+      launch<spmv_shared_cached_kernel<block_threads, Value, Index>>(grid_for(a.rows, block_threads, sms), block_threads, s,
+                                                                      a, alpha, d_x, beta, d_y);
       break;
     case spmv_algorithm::warp_per_row:
-      spmv_warp_per_row_kernel<<<grid_for(a.rows, block_threads / 32, sms), block_threads, 0, s>>>(a, alpha, d_x,
-                                                                                                    beta, d_y);
-      REDUCE_CHECK_LAUNCH();
+      launch<spmv_warp_per_row_kernel<Value, Index>>(grid_for(a.rows, block_threads / 32, sms), block_threads, s, a, alpha,
+                                                     d_x, beta, d_y);
       break;
     case spmv_algorithm::vector:
       if (st.vector_chunked) launch_vector<true, entry_load::cached>(plan.vector_width(), a, alpha, d_x, beta, d_y, sms, s);
@@ -90,23 +90,20 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
     case spmv_algorithm::warp_stream:
       // 32 rows per warp, 8 warps per block; 256 staged entries per warp (8 per row: the Laplacians'
       // 5-7 and random2 fit), 8 KB per block for float, so L1 keeps most of its 256 KB.
-      spmv_warp_stream_kernel<warp_stream_entries><<<grid_for(a.rows, block_threads, sms), block_threads, 0, s>>>(
-          a, alpha, d_x, beta, d_y);
-      REDUCE_CHECK_LAUNCH();
+      launch<spmv_warp_stream_kernel<warp_stream_entries, Value, Index>>(grid_for(a.rows, block_threads, sms), block_threads,
+                                                                         s, a, alpha, d_x, beta, d_y);
       break;
     case spmv_algorithm::block_per_row:
-      spmv_block_per_row_kernel<row_block_threads>
-          <<<grid_for(a.rows, 1, sms), row_block_threads, 0, s>>>(a, alpha, d_x, beta, d_y);
-      REDUCE_CHECK_LAUNCH();
+      launch<spmv_block_per_row_kernel<row_block_threads, gather::l2_only, Value, Index>>(
+          static_cast<unsigned>(std::min<std::int64_t>(a.rows, 0x7fffffff)), row_block_threads, s, a, alpha, d_x, beta, d_y);
       break;
     case spmv_algorithm::merge: {
       // One block per merge tile (the plan checks the count fits gridDim.x); rows crossing a block
       // boundary are finished inside the same launch by the block that writes their last part.
       auto* partials = reinterpret_cast<Value*>(const_cast<double*>(st.partials.data()));
-      spmv_merge_kernel<<<static_cast<unsigned>(st.merge.blocks.size() - 1), merge_threads, 0, s>>>(
-          a, alpha, d_x, beta, d_y, st.merge_blocks.data(), partials, st.split_rows.data(),
-          const_cast<int*>(st.split_arrivals.data()));
-      REDUCE_CHECK_LAUNCH();
+      launch<spmv_merge_kernel<Value, Index>>(static_cast<unsigned>(st.merge.blocks.size() - 1), merge_threads, s, a, alpha,
+                                              d_x, beta, d_y, st.merge_blocks.data(), partials, st.split_rows.data(),
+                                              const_cast<int*>(st.split_arrivals.data()));
       break;
     }
     case spmv_algorithm::adaptive:
@@ -116,10 +113,11 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
       // One block per tile (the plan checks that the tile count fits gridDim.x). Entries are read once
       // (coalesced in every tile kind), so they skip L1 and are first out of L2: x keeps both caches
       // (powerlaw on an H200: 62.3-62.4 us against 64.6-64.7 with plain loads; bench/experiments).
-      spmv_adaptive_kernel<entry_load::once, gather::ldg><<<static_cast<unsigned>(part.tiles.size()), tile_threads, 0, s>>>(
-          a, alpha, d_x, beta, d_y, st.tiles.data(), st.segments.data(), st.warp_rows.data(), partials,
-          st.split_rows.data(), const_cast<int*>(st.split_arrivals.data()));
-      REDUCE_CHECK_LAUNCH();
+      // Registers capped for 8 resident blocks per SM (32 instead of 39: 88 % of warps active instead of
+      // 66 %): powerlaw 59.0-59.2 us against 61.3-61.8 (ALG1 58.8).
+      launch<spmv_adaptive_kernel<entry_load::once, gather::ldg, 8, Value, Index>>(
+          static_cast<unsigned>(part.tiles.size()), tile_threads, s, a, alpha, d_x, beta, d_y, st.tiles.data(),
+          st.segments.data(), st.warp_rows.data(), partials, st.split_rows.data(), const_cast<int*>(st.split_arrivals.data()));
       break;
     }
   }

@@ -44,9 +44,10 @@ __device__ __forceinline__ void stream_rows(int rows, const spmv_segment* seg, i
   }
 }
 
-/// E and G: how entries are loaded and x gathered (spmv_row_kernels.cuh).
-template <entry_load E = entry_load::cached, gather G = gather::ldg, class Value, class Index>
-__global__ void __launch_bounds__(tile_threads, 4)
+/// E and G: how entries are loaded and x gathered (spmv_row_kernels.cuh); MinBlocks: resident blocks per
+/// SM the register allocation must allow (__launch_bounds__).
+template <entry_load E = entry_load::cached, gather G = gather::ldg, int MinBlocks = 8, class Value, class Index>
+__global__ void __launch_bounds__(tile_threads, MinBlocks)
 spmv_adaptive_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
                      Value* __restrict__ y, const spmv_tile* __restrict__ tiles,
                      const spmv_segment* __restrict__ segments, const std::int64_t* __restrict__ warp_rows,

@@ -102,8 +102,9 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //    long rows): the best measured on irregular rows (powerlaw 64.8, 0.90x ALG1), so it takes everything
 //    that is not uniform. Its stream tiles pay two barriers and a staging pass per 2,048 entries: 1.7x
 //    slower than scalar on the Laplacians.
-//  * block_per_row (128 threads per row): uniform rows of 64-1024 entries (random1000 153.8, 0.98x ALG1;
-//    a warp per row leaves 2.4 waves of warps with a 40 % full last one). Collapses on short rows.
+//  * block_per_row (256 threads per row, a block per row): uniform rows of 64-1024 entries (random1000
+//    150.1-150.2, 1.006x ALG1; a warp per row leaves 2.4 waves of warps with a 40 % full last one).
+//    Collapses on short rows.
 //  * merge (nnz-balanced merge-path blocks, CSR-stream sums, split rows finished in-kernel): balanced by
 //    construction but its per-block staging and barriers cost more than adaptive's bins on powerlaw
 //    (76.4 vs 64.8) and 1.5-1.6x scalar on the Laplacians. Never chosen; kept as the load-balanced baseline.
@@ -119,7 +120,7 @@ spmv_algorithm choose_algorithm(const row_stats& s) {
   if (s.mean_length < 4) return spmv_algorithm::vector;          // W = 2: one or two entries per lane
   if (s.mean_length <= 12) return spmv_algorithm::scalar;        // Laplacian-like
   if (s.mean_length < 64) return spmv_algorithm::vector;         // W = 4..16: ~4 entries per lane
-  if (s.max_length <= 1024) return spmv_algorithm::block_per_row; // <= 8 entries per thread of 128
+  if (s.max_length <= 1024) return spmv_algorithm::block_per_row; // <= 4 entries per thread of 256
   return spmv_algorithm::adaptive;                               // uniformly very long rows: blocks
 }
 

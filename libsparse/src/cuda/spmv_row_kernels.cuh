@@ -309,7 +309,7 @@ spmv_warp_stream_kernel(csr_view<Value, Index> a, Value alpha, const Value* __re
 /// block_per_row: BlockThreads threads per row (chunked_dot, x gathered L2-only: with 1000 random columns
 /// per row out of 2M, L1 almost never hits), reduce::block::block_reduce finishes it.
 /// For uniformly long rows with few rows (20k rows of 1000: a warp per row leaves 2.4 waves of warps, the
-/// last one 40 % full; 128-thread blocks give 9.5 rows per resident block, a 5 % tail).
+/// last one 40 % full); spmv.cu launches a block per row and lets the block scheduler balance the tail.
 template <int BlockThreads, gather G = gather::l2_only, class Value, class Index>
 __global__ void __launch_bounds__(BlockThreads)
 spmv_block_per_row_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,

@@ -68,7 +68,8 @@ std::int64_t single_pass_chain_length(std::int64_t n, std::size_t element_bytes)
     return chain_length(n, 1, single_block_threads, single_block_unroll, vec);
   const int grid = std::min(policy_grid(n, element_bytes, max_grid), sm_count());
   const int fewest_threads = std::min(default_threads, medium_threads);
-  return chain_length(n, grid, fewest_threads, default_unroll, vec) + max_grid / fewest_threads;
+  // The larger unroll (large_unroll) bounds both: the chain differs only by the rounding of whole tiles.
+  return chain_length(n, grid, fewest_threads, 8, vec) + max_grid / fewest_threads;
 }
 
 template <class T>

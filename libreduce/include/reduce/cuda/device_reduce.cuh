@@ -271,6 +271,19 @@ constexpr int medium_threads = 512;
 constexpr int medium_blocks_per_sm = 2;
 constexpr std::int64_t block_min_bytes = std::int64_t{32} << 10;
 
+/// Vectors in flight per thread beyond medium_bytes (DRAM-bound): 8 for one-input reducers whose
+/// accumulator is a single value (sum, user operators), 4 for the rest (two inputs, (value, index) pairs,
+/// Kahan pairs, tile trees), whose registers would otherwise cut the resident blocks. On an H200 the
+/// float sum at 2^30 took 0.993x CUB's time with 8 in four runs on four boards (920-942 us), 1.000-1.001x
+/// with 4 (bench/experiments/reduce_large.cu: "t256 u8 inter ldg w1" against the library's row); 2^26
+/// 0.6-1.5 % faster, 2^28 within -0.4..+0.8 %.
+template <class R>
+constexpr int large_unroll =
+    (!R::two_inputs && std::is_same_v<typename R::acc_type, typename R::value_type> && !has_add_tile<R>::value &&
+     sizeof(typename R::acc_type) <= 8)
+        ? 8
+        : default_unroll;
+
 /// Grid of a single-pass launch of `threads`-thread blocks for n elements of `elem_bytes` bytes, given
 /// the cap (a wave, or medium_blocks_per_sm x SMs): one block per block_min_bytes, at most `cap` and max_grid.
 inline int policy_grid(std::int64_t n, std::size_t elem_bytes, std::int64_t cap) {
@@ -342,7 +355,7 @@ void launch_default(const typename R::value_type* x, const typename R::value_typ
     const int grid = policy_grid(n, sizeof(typename R::value_type), std::int64_t{medium_blocks_per_sm} * sm_count());
     launch_single_pass<medium_threads>(x, y, n, r, d_out, scratch, stream, grid);
   } else {
-    launch_single_pass<default_threads>(x, y, n, r, d_out, scratch, stream);
+    launch_single_pass<default_threads, R, large_unroll<R>>(x, y, n, r, d_out, scratch, stream);
   }
 }
 

@@ -7,7 +7,7 @@
 //
 // Baselines, timed in the same process and marked "(libreduce)" in the tables:
 //  - "libreduce launch_default (lib kernel)": the library's own sum, reduce::detail::launch_default
-//    (single_pass_kernel<256, 4> over traverse, one wave of blocks, interleaved tiles, __ldg).
+//    (single_pass_kernel<256, large_unroll = 8 for the sum> over traverse, one wave of blocks, interleaved tiles, __ldg).
 //    "t256 u4 inter ldg w1" is the same shape with this file's loop (see min_blocks).
 //  - "libreduce segmented (short+PDL long)": the library's segmented pipeline as run_segmented launches
 //    it; "seg t256 u4 lib-traverse": its long-kernel body (traverse) alone, one block per segment.
@@ -487,7 +487,7 @@ void add_sum(std::vector<sum_variant>& list, bool sms_x4 = false) {
 }
 
 // The library itself: reduce::detail::launch_default with its sum reducer (what reduce::sum runs with
-// a workspace), i.e. single_pass_kernel<256, 4> over traverse, grid = policy_grid = one wave here.
+// a workspace), i.e. single_pass_kernel<256, large_unroll> over traverse, grid = policy_grid = one wave here.
 using lib_sum_reducer = reduce::detail::op_reducer<float, reduce::plus>;
 void launch_lib_sum(const sum_variant&, const sum_args& a, std::int64_t n) {
   reduce::detail::launch_default(a.x, a.x, n, lib_sum_reducer{reduce::plus{}, 0.0f}, a.out, a.lib_scratch,
@@ -497,7 +497,7 @@ void launch_lib_sum(const sum_variant&, const sum_args& a, std::int64_t n) {
 std::vector<sum_variant> sum_variants() {
   std::vector<sum_variant> v;
   {
-    constexpr int t = reduce::detail::default_threads, u = reduce::detail::default_unroll;
+    constexpr int t = reduce::detail::default_threads, u = reduce::detail::large_unroll<lib_sum_reducer>;
     const auto [per_sm, regs] = occupancy(reduce::detail::single_pass_kernel<t, u, lib_sum_reducer>, t);
     v.push_back({lib_sum_name, t, u, "inter", "ldg", sm_count * per_sm, per_sm, regs, "w1", launch_lib_sum});
   }

@@ -255,6 +255,13 @@ struct combine_op {
   __device__ __forceinline__ A operator()(const A& a, const A& b) const { return r.combine(a, b); }
 };
 
+/// Resident blocks per SM that the register allocation must allow (__launch_bounds__): 4 for 256-thread
+/// blocks with 8 vectors per thread (64 registers: all 8 loads in flight; left free, ptxas chose 38
+/// registers and issued them in parts, and the large-n sum gained nothing over 4 vectors), otherwise
+/// none (0: ptxas's own choice, 31 registers for the float sum at 4 vectors; a one-block kernel of 512
+/// x 8 vectors capped at 64 registers would spill in dot).
+constexpr int single_pass_min_blocks(int threads, int unroll) { return unroll >= 8 && threads <= 256 ? 1024 / threads : 0; }
+
 /// One launch for any n: grid-stride accumulation (traverse), block_reduce, then a ticket finish. Each
 /// block takes a ticket (atomicAdd) as it STARTS, so the round trip overlaps its loads; every block but
 /// the one holding the last ticket publishes its partial (publish_partial) and leaves; the last-ticket
@@ -263,7 +270,7 @@ struct combine_op {
 /// the result does not depend on which block finished when. It re-zeroes the ticket counter. A
 /// one-block grid writes its result directly.
 template <int Threads, int Unroll, class R>
-__global__ void __launch_bounds__(Threads)
+__global__ void __launch_bounds__(Threads, single_pass_min_blocks(Threads, Unroll))
 single_pass_kernel(const typename R::value_type* __restrict__ x, const typename R::value_type* __restrict__ y,
                    std::int64_t n, R r, unsigned long long* __restrict__ slots,
                    unsigned int* __restrict__ tickets, typename R::out_type* __restrict__ out) {

@@ -85,6 +85,9 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //   random2   (8M, 2)           175.8    1395          161.5 (W=2 streaming) [1]  5188           230.0   168.9    176.6
 //   random1000 (20k, 1000)      217.4     157.7         157.1 (W=32)  166.6 [0]      153.8         194.7   305.2    150.8
 //   (shared_cached: 72-91 on the Laplacians, 477-846 on random16/random1000, never the best.)
+//   Changed since that table (libsparse/README.md, "Latest changes"): scalar on one wave of blocks
+//   (laplace2d 59.2-59.7, laplace3d 71.6-72.2), adaptive at 32 registers (powerlaw 58.9), block_per_row
+//   with 256 threads and a block per row (random1000 149.9); the choices below are unchanged.
 //
 //  * scalar (a thread per row, the seed's csrmul_kernel): wins on short uniform rows of ~4-12 entries
 //    (the Laplacians: 3.6-3.7 TB/s, 1.34-1.40x ALG1): a warp's 32 rows are one contiguous 0.6-1.5 KB
@@ -99,7 +102,7 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //    (random16, W = 4: 255.5 us, still 0.94x ALG1: 32M random 4-byte gathers from L2 bound every
 //    variant and cuSPARSE alike at 125-133 G gathers/s).
 //  * adaptive (CSR-stream tiles of short rows, a warp per medium row, a block per long row, split very
-//    long rows): the best measured on irregular rows (powerlaw 64.8, 0.90x ALG1), so it takes everything
+//    long rows): the best measured on irregular rows (powerlaw 58.9-59.2, 0.98-0.99x ALG1), so it takes everything
 //    that is not uniform. Its stream tiles pay two barriers and a staging pass per 2,048 entries: 1.7x
 //    slower than scalar on the Laplacians.
 //  * block_per_row (256 threads per row, a block per row): uniform rows of 64-1024 entries (random1000

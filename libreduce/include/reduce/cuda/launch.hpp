@@ -1,7 +1,8 @@
 // Kernel launches through the CUDA driver's cuLaunchKernel, for the launches whose host cost matters:
 // the one-launch reductions, where launching IS most of the time of a small call. Measured on an
-// H200 (bench/experiments/launch_floor.cu, events around one call): an empty kernel costs 3.9-4.7 us
-// through cuLaunchKernel against 4.1-5.6 us through <<<...>>>, and the one-block sum 0.3-0.5 us less.
+// H200 (bench/experiments/launch_floor.cu, events around one call, eight runs on several boards): an
+// empty kernel costs 3.8-4.7 us through cuLaunchKernel against 4.0-5.6 us through <<<...>>>, and the
+// one-block sum 0.2-0.5 us less.
 #pragma once
 #include <cuda_runtime_api.h>
 

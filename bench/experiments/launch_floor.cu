@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cuda_timer.hpp"
+#include "fill.cuh"
 #include "reduce/cuda/check.hpp"
 #include "reduce/cuda/device_reduce.cuh"
 #include "reduce/device_buffer.hpp"
@@ -46,17 +47,6 @@ __global__ void empty_kernel() {}
 /// The single-pass sum's parameter list, no body: what the parameters alone cost.
 __global__ void empty_params_kernel(const float*, const float*, std::int64_t, reduce::detail::op_reducer<float, reduce::plus>,
                                     unsigned long long*, unsigned*, float*) {}
-
-__global__ void fill_kernel(float* x, std::int64_t n, std::uint64_t seed) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t h = (static_cast<std::uint64_t>(i) + seed) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    x[i] = static_cast<float>(static_cast<double>(h >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-  }
-}
 
 // ---- the latency ladder of a small sum: each rung adds one thing a one-block reduction must do ----
 
@@ -232,7 +222,7 @@ int main() {
     // ---- sums ----
     const std::int64_t max_n = std::int64_t{1} << 22;
     reduce::device_buffer<float> x(static_cast<std::size_t>(max_n)), out(1);
-    fill_kernel<<<1024, 256, 0, stream>>>(x.data(), max_n, 11);
+    experiments::fill_uniform_kernel<<<1024, 256, 0, stream>>>(x.data(), max_n, 11);
     REDUCE_CHECK_LAUNCH();
     std::vector<float> hx(static_cast<std::size_t>(max_n));
     REDUCE_CUDA_CHECK(cudaMemcpyAsync(hx.data(), x.data(), 4 * hx.size(), cudaMemcpyDeviceToHost, stream));

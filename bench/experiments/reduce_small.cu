@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cuda_timer.hpp"
+#include "fill.cuh"
 #include "reduce/cuda/block_reduce.cuh"
 #include "reduce/cuda/check.hpp"
 #include "reduce/cuda/single_pass.cuh"
@@ -206,17 +207,6 @@ variant make_cluster(int cluster, std::int64_t per_block_bytes, unsigned long lo
           grid};
 }
 
-__global__ void fill_kernel(float* x, std::int64_t n, std::uint64_t seed) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t h = (static_cast<std::uint64_t>(i) + seed) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    x[i] = static_cast<float>(static_cast<double>(h >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-  }
-}
-
 }  // namespace
 
 int main() {
@@ -233,7 +223,7 @@ int main() {
     reduce::device_buffer<unsigned> tickets(1);
     REDUCE_CUDA_CHECK(cudaMemset(slots.data(), 0, 4096 * 8));
     REDUCE_CUDA_CHECK(cudaMemset(tickets.data(), 0, 4));
-    fill_kernel<<<1024, 256>>>(x.data(), max_n, 7);
+    experiments::fill_uniform_kernel<<<1024, 256>>>(x.data(), max_n, 7);
     REDUCE_CHECK_LAUNCH();
     std::vector<float> hx(static_cast<std::size_t>(max_n));
     REDUCE_CUDA_CHECK(cudaMemcpy(hx.data(), x.data(), 4 * hx.size(), cudaMemcpyDeviceToHost));

@@ -1,0 +1,22 @@
+// Device-side input for the experiments: x[i] uniform in [-1, 1) from a hash of (i, seed), so the values
+// do not depend on the grid and the host can copy them back once for its double-precision oracle.
+// Each experiment is one translation unit, hence the unnamed namespace.
+#pragma once
+#include <cstdint>
+
+namespace experiments {
+namespace {
+
+__global__ void fill_uniform_kernel(float* x, std::int64_t n, std::uint64_t seed) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    std::uint64_t h = (static_cast<std::uint64_t>(i) + seed) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    x[i] = static_cast<float>(static_cast<double>(h >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace experiments

@@ -508,6 +508,12 @@ CPU_TEST_CASE(adaptive_partition_covers_every_row_once) {
       } else {
         split_covered[static_cast<std::size_t>(t.first)] += t.count;
         budgets_ok &= t.count <= d::split_chunk && t.begin >= ptr[t.first] && t.begin + t.count <= ptr[t.first + 1];
+        // The kernel's in-launch finish (finish_split) finds the row's chunk list through t.split.
+        budgets_ok &= t.split >= 0 && static_cast<std::size_t>(t.split) < p.split_rows.size();
+        if (budgets_ok) {
+          const auto& sr = p.split_rows[static_cast<std::size_t>(t.split)];
+          budgets_ok &= sr.row == t.first && t.slot >= sr.first_slot && t.slot < sr.first_slot + sr.chunks;
+        }
       }
     }
     for (const auto& s : p.split_rows) {

@@ -42,6 +42,14 @@ double minimum_bytes(std::int64_t rows, std::int64_t cols, std::int64_t nnz, boo
          static_cast<double>(cols) * sizeof(Value) + static_cast<double>(rows) * sizeof(Value) * (beta_nonzero ? 2 : 1);
 }
 
+/// What the stencil algorithm moves instead: values once, row_ptr[row] once per row, one pattern byte
+/// per row, x once, y once (twice when beta != 0); no col_idx.
+template <class Value, class Index>
+double stencil_bytes(std::int64_t rows, std::int64_t cols, std::int64_t nnz, bool beta_nonzero) {
+  return static_cast<double>(nnz) * sizeof(Value) + static_cast<double>(rows) * (sizeof(Index) + 1) +
+         static_cast<double>(cols) * sizeof(Value) + static_cast<double>(rows) * sizeof(Value) * (beta_nonzero ? 2 : 1);
+}
+
 /// max |got - other| and max |got - other| / bound over the rows (bound from
 /// sparse::reference::row_error_bounds: 2 gamma_{k+2} S_i). Rows with a non-finite bound count as within
 /// it when both are NaN or both equal; any other mismatch (NaN against a number) gives ratio infinity.

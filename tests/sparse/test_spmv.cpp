@@ -77,6 +77,24 @@ base_csr from_lengths(int64_t cols, const std::vector<int64_t>& lengths, std::ui
   return base_csr(static_cast<int64_t>(lengths.size()), cols, std::move(ptr), std::move(col), std::move(v));
 }
 
+/// Row i holds columns i + o for each offset o that lands in [0, cols): a banded matrix whose edge rows
+/// lose entries (a few column-offset patterns, so the stencil algorithm applies), values in [-1, 1).
+base_csr banded(int64_t rows, int64_t cols, const std::vector<int64_t>& offsets, std::uint64_t stream) {
+  auto g = test::rng(stream);
+  std::uniform_real_distribution<double> val(-1.0, 1.0);
+  std::vector<int64_t> ptr{0}, col;
+  std::vector<double> v;
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t o : offsets)
+      if (i + o >= 0 && i + o < cols) {
+        col.push_back(i + o);
+        v.push_back(val(g));
+      }
+    ptr.push_back(static_cast<int64_t>(col.size()));
+  }
+  return base_csr(rows, cols, std::move(ptr), std::move(col), std::move(v));
+}
+
 std::vector<named_matrix> test_matrices() {
   std::vector<named_matrix> m;
   // Bundled real matrices (SuiteSparse, data/sparse; provenance in data/README.md) and small bundled
@@ -87,6 +105,13 @@ std::vector<named_matrix> test_matrices() {
   // Each generated class at small size.
   m.push_back({"laplace2d_33", sparse::generate_laplace_2d<double, int64_t>(33)});
   m.push_back({"laplace3d_9", sparse::generate_laplace_3d<double, int64_t>(9)});
+  // More rows (360,000) than one wave of stencil's blocks covers, so its grid-stride loop turns.
+  m.push_back({"laplace2d_600", sparse::generate_laplace_2d<double, int64_t>(600)});
+  // Banded, rectangular both ways: tall with empty rows at the bottom, wide with far offsets.
+  m.push_back({"banded_5000x3000", banded(5000, 3000, {-700, -3, 0, 1, 2, 40}, 27)});
+  m.push_back({"banded_2000x9000", banded(2000, 9000, {0, 4000, 8999}, 28)});
+  // Rows of up to 12 entries: the stencil kernel's plain loop (rows of <= 8 take its unrolled form).
+  m.push_back({"banded_3001_k12", banded(3001, 3001, {-900, -64, -9, -3, -2, -1, 0, 1, 2, 5, 64, 1000}, 29)});
   m.push_back({"random_4099_k3", sparse::generate_random_k<double, int64_t>(4099, 4099, 3, 17)});  // vector: 4 lanes
   m.push_back({"random_2049_k24", sparse::generate_random_k<double, int64_t>(2049, 2049, 24, 18)});  // stream: 32 lanes
   m.push_back({"random_1025x517_k5", sparse::generate_random_k<double, int64_t>(1025, 517, 5, 11)});
@@ -216,17 +241,38 @@ std::vector<sparse::spmv_algorithm> algorithms_under_test() {
 
 enum class path { cpu, gpu };
 
-/// The one check: every matrix, every scenario, through the CPU path or one GPU algorithm.
-/// Returns the vector widths the plans chose (to check that every width 2..32 ran).
+/// The stencil table of a host matrix, col_idx fetched in pieces of `chunk` entries.
 template <class V, class I>
-std::set<int> check_all_matrices(path p, sparse::spmv_algorithm alg = sparse::spmv_algorithm::automatic) {
-  std::set<int> widths;
+sparse::detail::stencil_table host_stencil_table(const sparse::host_csr<V, I>& a, std::int64_t chunk = std::int64_t{1} << 20) {
+  const I* cols = a.col_idx().data();
+  return sparse::detail::build_stencil_table<I>(
+      a.rows(), a.row_ptr().data(),
+      [cols](std::int64_t first, std::int64_t count, I* dst) { std::memcpy(dst, cols + first, static_cast<std::size_t>(count) * sizeof(I)); },
+      chunk);
+}
+
+struct check_result {
+  std::set<int> widths;  ///< the vector widths the plans chose (every width 2..32 must run)
+  int matrices_run = 0;  ///< matrices the algorithm ran on (stencil applies to some only)
+};
+
+/// The one check: every matrix, every scenario, through the CPU path or one GPU algorithm. `stencil`
+/// runs where the host-side table says it applies (and its plan must throw elsewhere), and must give
+/// bitwise scalar's result.
+template <class V, class I>
+check_result check_all_matrices(path p, sparse::spmv_algorithm alg = sparse::spmv_algorithm::automatic) {
+  check_result result;
   std::uint64_t stream = 1000;
   for (const auto& nm : matrices()) {
     const auto a = nm.a.cast<V, I>();
     const std::vector<V> x = test::random_vector<V>(a.cols(), V(-1), V(1), ++stream);
     std::unique_ptr<sparse::device_csr<V, I>> d;
     if (p == path::gpu) d = std::make_unique<sparse::device_csr<V, I>>(a);
+    if (p == path::gpu && alg == sparse::spmv_algorithm::stencil && !host_stencil_table(a).usable()) {
+      BOOST_CHECK_THROW((sparse::spmv_plan<V, I>(*d, alg)), std::invalid_argument);
+      continue;
+    }
+    ++result.matrices_run;
     for (const scenario& s : scenarios) {
       const V alpha = static_cast<V>(s.alpha), beta = static_cast<V>(s.beta);
       const std::vector<V> y0 = input_y<V>(a.rows(), s.beta, ++stream);
@@ -239,23 +285,24 @@ std::set<int> check_all_matrices(path p, sparse::spmv_algorithm alg = sparse::sp
       }
       const auto peer = cusparse_run(*d, sparse::cusparse_algorithm::alg1, alpha, x, beta, y0);  // any index type
       const sparse::spmv_plan<V, I> plan(*d, alg);
-      if (plan.algorithm() == sparse::spmv_algorithm::vector) widths.insert(plan.vector_width());
+      if (plan.algorithm() == sparse::spmv_algorithm::vector) result.widths.insert(plan.vector_width());
       const auto y = gpu_run(plan, alpha, x, beta, y0);
       check_rows(ctx + " " + plan.describe(), a, alpha, x, beta, y0, y, peer ? &*peer : nullptr);
+      if (plan.algorithm() == sparse::spmv_algorithm::stencil) {
+        const sparse::spmv_plan<V, I> scalar(*d, sparse::spmv_algorithm::scalar);
+        const auto ys = gpu_run(scalar, alpha, x, beta, y0);
+        BOOST_TEST(std::memcmp(y.data(), ys.data(), y.size() * sizeof(V)) == 0,
+                   ctx << ": stencil differs bitwise from scalar (same order, same arithmetic)");
+      }
     }
   }
-  return widths;
+  return result;
 }
 
 /// NaN in x: exactly the rows with a stored entry in a NaN column become NaN; the others stay within bound.
+/// Returns how many stencil runs it made.
 template <class V, class I>
-void check_nan_rows(path p) {
-  const auto a = from_lengths(5000, [] {
-                   std::vector<int64_t> len(3001);
-                   for (std::size_t i = 0; i < len.size(); ++i) len[i] = static_cast<int64_t>((i * 7) % 41);
-                   len[1500] = 4999;  // a block row, touches nearly every column
-                   return len;
-                 }(), 31).template cast<V, I>();
+int check_nan_rows_of(path p, const sparse::host_csr<V, I>& a) {
   std::vector<V> x = test::random_vector<V>(a.cols(), V(-1), V(1), 32);
   const std::set<int64_t> nan_cols = {0, 17, 2500, 4998};
   for (int64_t j : nan_cols) x[static_cast<std::size_t>(j)] = std::numeric_limits<V>::quiet_NaN();
@@ -265,6 +312,7 @@ void check_nan_rows(path p) {
       if (nan_cols.count(a.col_idx()[q])) touches[static_cast<std::size_t>(i)] = true;
   std::unique_ptr<sparse::device_csr<V, I>> d;
   if (p == path::gpu) d = std::make_unique<sparse::device_csr<V, I>>(a);
+  int stencil_runs = 0;
   for (const scenario& s : {scenario{1.0, 0.0}, scenario{2.0, 0.5}}) {
     const V alpha = static_cast<V>(s.alpha), beta = static_cast<V>(s.beta);
     const std::vector<V> y0 = input_y<V>(a.rows(), s.beta, 33);
@@ -275,7 +323,9 @@ void check_nan_rows(path p) {
       runs.emplace_back("cpu", y);
     } else {
       for (auto alg : algorithms_under_test()) {
+        if (alg == sparse::spmv_algorithm::stencil && !host_stencil_table(a).usable()) continue;
         const sparse::spmv_plan<V, I> plan(*d, alg);
+        stencil_runs += plan.algorithm() == sparse::spmv_algorithm::stencil;
         runs.emplace_back(plan.describe(), gpu_run(plan, alpha, x, beta, y0));
       }
     }
@@ -286,6 +336,21 @@ void check_nan_rows(path p) {
       check_rows("nan " + name, a, alpha, x, beta, y0, y, nullptr);
     }
   }
+  return stencil_runs;
+}
+
+/// On a ragged matrix with a long row, and (so that stencil runs too) on a 2D Laplacian.
+template <class V, class I>
+void check_nan_rows(path p) {
+  const auto ragged = from_lengths(5000, [] {
+                        std::vector<int64_t> len(3001);
+                        for (std::size_t i = 0; i < len.size(); ++i) len[i] = static_cast<int64_t>((i * 7) % 41);
+                        len[1500] = 4999;  // a block row, touches nearly every column
+                        return len;
+                      }(), 31).template cast<V, I>();
+  int stencil_runs = check_nan_rows_of(p, ragged);
+  stencil_runs += check_nan_rows_of(p, sparse::generate_laplace_2d<V, I>(71));  // 5041 rows and columns
+  if (p == path::gpu) BOOST_TEST(stencil_runs > 0, "the stencil kernel must have met NaN");
 }
 
 }  // namespace
@@ -299,9 +364,10 @@ CPU_TEST_CASE_TEMPLATE(cpu_path_matches_reference_and_eigen, C, combos) {
 // One GPU case per kernel (and the automatic choice), each against the reference, Eigen and cuSPARSE.
 #define SPMV_GPU_CASE(alg)                                                                    \
   GPU_TEST_CASE_TEMPLATE(alg##_matches_reference_eigen_and_cusparse, C, combos) {             \
-    const auto widths = check_all_matrices<typename C::value, typename C::index>(path::gpu, sparse::spmv_algorithm::alg); \
+    const auto r = check_all_matrices<typename C::value, typename C::index>(path::gpu, sparse::spmv_algorithm::alg); \
     if (sparse::spmv_algorithm::alg == sparse::spmv_algorithm::vector)                        \
-      BOOST_TEST((widths == std::set<int>{2, 4, 8, 16, 32}), "every lane width 2..32 must have run"); \
+      BOOST_TEST((r.widths == std::set<int>{2, 4, 8, 16, 32}), "every lane width 2..32 must have run"); \
+    BOOST_TEST(r.matrices_run >= 12, "ran on " << r.matrices_run << " matrices only");       \
   }
 SPMV_GPU_CASE(scalar)
 SPMV_GPU_CASE(shared_cached)
@@ -311,6 +377,7 @@ SPMV_GPU_CASE(adaptive)
 SPMV_GPU_CASE(block_per_row)
 SPMV_GPU_CASE(merge)
 SPMV_GPU_CASE(warp_stream)
+SPMV_GPU_CASE(stencil)
 SPMV_GPU_CASE(automatic)
 #undef SPMV_GPU_CASE
 
@@ -323,7 +390,7 @@ GPU_TEST_CASE_TEMPLATE(gpu_nan_reaches_exactly_the_rows_that_touch_it, C, combos
 }
 
 GPU_TEST_CASE(every_algorithm_is_run_to_run_deterministic) {
-  for (const char* name : {"powerlaw_20000", "long_row_120007", "row_length_ladder", "random_257x4097_k40"}) {
+  for (const char* name : {"powerlaw_20000", "long_row_120007", "row_length_ladder", "random_257x4097_k40", "laplace3d_9"}) {
     const named_matrix* nm = nullptr;
     for (const auto& m : matrices()) if (m.name == name) nm = &m;
     BOOST_TEST_REQUIRE(nm != nullptr);
@@ -332,6 +399,7 @@ GPU_TEST_CASE(every_algorithm_is_run_to_run_deterministic) {
     const auto x = test::random_vector<float>(a.cols(), -1.f, 1.f, 41);
     const auto y0 = test::random_vector<float>(a.rows(), -1.f, 1.f, 42);
     for (auto alg : algorithms_under_test()) {
+      if (alg == sparse::spmv_algorithm::stencil && !host_stencil_table(a).usable()) continue;
       const sparse::spmv_plan<float, int32_t> plan(d, alg);
       const auto first = gpu_run(plan, 1.25f, x, 0.5f, y0);
       for (int run = 0; run < 5; ++run) {
@@ -409,7 +477,7 @@ CPU_TEST_CASE(algorithm_names_round_trip) {
   for (auto a : algorithms_under_test()) BOOST_TEST((sparse::parse_spmv_algorithm(sparse::to_string(a)) == a));
   BOOST_TEST((sparse::parse_spmv_algorithm("auto") == sparse::spmv_algorithm::automatic));
   BOOST_CHECK_THROW(sparse::parse_spmv_algorithm("csr_vector"), std::invalid_argument);
-  BOOST_TEST(sparse::concrete_spmv_algorithms().size() == 8u);
+  BOOST_TEST(sparse::concrete_spmv_algorithms().size() == 9u);
 }
 
 CPU_TEST_CASE(row_stats_are_exact) {
@@ -568,6 +636,97 @@ CPU_TEST_CASE(merge_partition_tiles_the_merge_path) {
     }
     split_ok &= slot == m.partial_slots;
     BOOST_TEST(split_ok, nm.name << ": the rows crossing a merge block boundary are not listed exactly");
+  }
+}
+
+// White-box: the stencil table decodes to exactly the matrix's columns wherever it applies, applies
+// exactly where an independent count says it should, and does not depend on the fetch piece size.
+CPU_TEST_CASE(stencil_table_reproduces_every_column_where_it_applies) {
+  namespace d = sparse::detail;
+  int usable = 0;
+  std::set<bool> unrolled;  // both forms of the kernel (rows <= 8 entries, longer) must meet these matrices
+  for (const auto& nm : matrices()) {
+    const auto& a = nm.a;
+    const auto& ptr = a.row_ptr();
+    const auto& col = a.col_idx();
+    // Independent verdict: distinct (column - row) sequences, longest row, table words.
+    std::set<std::vector<int64_t>> patterns;
+    int64_t longest = 0, words = 1;
+    for (int64_t i = 0; i < a.rows(); ++i) {
+      std::vector<int64_t> off;
+      for (auto q = ptr[i]; q < ptr[i + 1]; ++q) off.push_back(col[q] - i);
+      longest = std::max<int64_t>(longest, static_cast<int64_t>(off.size()));
+      if (patterns.insert(off).second) words += 1 + static_cast<int64_t>(off.size());
+    }
+    const bool expected = longest <= d::stencil_max_row &&
+                          patterns.size() <= static_cast<std::size_t>(d::stencil_max_patterns) &&
+                          words <= d::stencil_table_words;
+    const auto t = host_stencil_table(a);
+    BOOST_TEST(t.usable() == expected, nm.name << ": stencil " << (t.usable() ? "applies" : "refused: " + t.why_not)
+                                                << ", expected the opposite");
+    for (std::int64_t chunk : {1, 7, 100}) {  // pieces of one row up to many rows: the same table
+      const auto u = host_stencil_table(a, chunk);
+      BOOST_TEST((u.usable() == t.usable() && u.patterns == t.patterns && u.words == t.words &&
+                  u.pattern_of_row == t.pattern_of_row),
+                 nm.name << ": pieces of " << chunk << " entries give a different table");
+    }
+    if (!t.usable()) continue;
+    ++usable;
+    unrolled.insert(longest <= 8);
+    BOOST_TEST_MESSAGE("stencil applies to " << nm.name << ": " << t.patterns << " patterns");
+    BOOST_TEST(t.patterns == static_cast<int32_t>(patterns.size()));
+    BOOST_TEST_REQUIRE(t.words.size() == static_cast<std::size_t>(words));
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < a.rows(); ++i) {
+      const int pid = t.pattern_of_row[static_cast<std::size_t>(i)];
+      const auto* off = t.words.data() + t.patterns + 1;
+      const int32_t b = t.words[static_cast<std::size_t>(pid)], e = t.words[static_cast<std::size_t>(pid) + 1];
+      wrong += e - b != ptr[i + 1] - ptr[i];
+      for (int32_t k = b; k < e && k - b < ptr[i + 1] - ptr[i]; ++k) wrong += i + off[k] != col[ptr[i] + (k - b)];
+    }
+    BOOST_TEST(wrong == 0, nm.name << ": " << wrong << " rows or columns decode wrongly");
+  }
+  // The GPU cases run stencil on these (the Laplacians, the hostile small shapes, ...).
+  BOOST_TEST(usable >= 14, "stencil applies to " << usable << " test matrices only");
+  BOOST_TEST(unrolled.size() == 2u, "the stencil matrices need rows of <= 8 and of more entries");
+  // Each refusal names its reason.
+  BOOST_TEST(host_stencil_table(from_lengths(100, {3, 33, 2}, 71)).why_not.find("row 1 has 33 entries") != std::string::npos);
+  std::vector<int64_t> ptr{0}, cols;
+  for (int64_t i = 0; i < 300; ++i) {  // 300 rows, one entry each, every one at a new offset
+    cols.push_back((2 * i) % 300);  // offset i below row 150, i - 300 from there: 300 distinct
+    ptr.push_back(i + 1);
+  }
+  const base_csr many(300, 300, ptr, cols, std::vector<double>(300, 1.0));
+  BOOST_TEST(host_stencil_table(many).why_not.find("more than 256 distinct") != std::string::npos,
+             host_stencil_table(many).why_not);
+  const auto wide = from_lengths(4000, std::vector<int64_t>(40, 32), 72);  // 40 patterns x 32 offsets
+  BOOST_TEST(host_stencil_table(wide).why_not.find("table words") != std::string::npos, host_stencil_table(wide).why_not);
+}
+
+// automatic takes stencil where the CSR choice is scalar and the matrix qualifies, and only there.
+GPU_TEST_CASE(automatic_takes_stencil_where_it_applies) {
+  using sparse::spmv_algorithm;
+  auto automatic = [](const base_csr& a) {
+    const auto f = a.cast<float, int32_t>();
+    const sparse::device_csr<float, int32_t> d(f);
+    return sparse::spmv_plan<float, int32_t>(d).algorithm();
+  };
+  BOOST_TEST((automatic(sparse::generate_laplace_2d<double, int64_t>(40)) == spmv_algorithm::stencil));
+  BOOST_TEST((automatic(sparse::generate_laplace_3d<double, int64_t>(20)) == spmv_algorithm::stencil));
+  // Short uniform random rows: scalar's domain, but thousands of patterns (refused after the first piece).
+  BOOST_TEST((automatic(sparse::generate_random_k<double, int64_t>(5000, 5000, 8, 81)) == spmv_algorithm::scalar));
+  BOOST_TEST((automatic(sparse::generate_random_k<double, int64_t>(5000, 5000, 2, 82)) == spmv_algorithm::vector));
+  // Forced on a matrix it does not apply to: refused with the reason.
+  const auto r = sparse::generate_random_k<float, int32_t>(5000, 5000, 8, 83);
+  const sparse::device_csr<float, int32_t> d(r);
+  try {
+    sparse::spmv_plan<float, int32_t> plan(d, spmv_algorithm::stencil);
+    BOOST_ERROR("stencil accepted a random matrix");
+  } catch (const std::invalid_argument& e) {
+    // Every row a new 8-entry pattern: the 1,024-word table is full at row 113, long before 256 patterns.
+    BOOST_TEST(std::string(e.what()).find("stencil algorithm does not apply to this matrix: the patterns need more than") !=
+                   std::string::npos,
+               e.what());
   }
 }
 

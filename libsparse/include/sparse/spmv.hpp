@@ -32,7 +32,15 @@ namespace sparse {
 
 using reduce::stream_t;
 
-/// The GPU SpMV algorithms. `automatic` asks choose_algorithm() (at plan time, once).
+/// The GPU SpMV algorithms. `automatic` asks choose_algorithm() (at plan time, once), then takes
+/// `stencil` instead of `scalar` where the matrix qualifies for it.
+///
+/// `stencil` is the one algorithm that does not read col_idx: for a matrix whose rows repeat at most 256
+/// column-offset patterns (structured-grid stencils; rows of at most 32 entries; patterns + offsets
+/// + 1 <= 1024, the table a block keeps in shared memory), the plan stores one byte per row naming the row's pattern, and a thread per row reads
+/// row_ptr, that byte and the values (4 + 1 + 4k bytes per float row instead of scalar's 4 + 8k). Its
+/// sums are bitwise those of `scalar` (same order, same arithmetic). Asking for it on a matrix that
+/// does not qualify throws std::invalid_argument naming the reason.
 enum class spmv_algorithm {
   automatic,
   scalar,
@@ -42,15 +50,17 @@ enum class spmv_algorithm {
   adaptive,
   block_per_row,
   merge,
-  warp_stream
+  warp_stream,
+  stencil
 };
 
 /// "automatic", "scalar", "shared_cached", "warp_per_row", "vector", "adaptive", "block_per_row", "merge",
-/// "warp_stream".
+/// "warp_stream", "stencil".
 const char* to_string(spmv_algorithm a);
 /// Inverse of to_string ("auto" is accepted for automatic); std::invalid_argument listing the names otherwise.
 spmv_algorithm parse_spmv_algorithm(std::string_view name);
-/// Every concrete algorithm (all but automatic), in enum order: what tests and benchmarks iterate over.
+/// Every concrete algorithm (all but automatic), in enum order: what tests and benchmarks iterate over
+/// (`stencil` only applies to some matrices: its plan throws std::invalid_argument on the others).
 std::vector<spmv_algorithm> concrete_spmv_algorithms();
 
 /// Row-length statistics of a matrix, computed once on the host (O(rows)) at plan time.
@@ -83,9 +93,11 @@ struct spmv_plan_state;  // device workspace (row bins, tile list, partials); de
 }
 
 /// Everything one matrix needs for repeated SpMV: the device view, row statistics, the algorithm
-/// chosen once, and (for `adaptive`) the row bins / tile list and the partials workspace of split rows.
-/// Built once (host-side analysis of row_ptr plus a few uploads, untimed); spmv() then does no
-/// allocation and no analysis. Move-only. The matrix must outlive the plan and stay unchanged.
+/// chosen once, and (for `adaptive`) the row bins / tile list and the partials workspace of split rows,
+/// (for `stencil`) the row patterns. Built once (host-side analysis of row_ptr, and for `stencil` or an
+/// automatic plan of short uniform rows of col_idx, plus a few uploads, untimed); spmv() then does no
+/// allocation and no analysis. Move-only. The matrix must outlive the plan and stay unchanged (its
+/// values as well as its structure).
 ///
 /// Example:
 ///   sparse::device_csr<float, std::int32_t> d(host);
@@ -94,13 +106,16 @@ struct spmv_plan_state;  // device workspace (row bins, tile list, partials); de
 template <class Value, class Index>
 class spmv_plan {
 public:
-  /// Plan for a device matrix (reads its row_ptr back once to analyse it). `vector_width` (2, 4, 8, 16
+  /// Plan for a device matrix (reads its row_ptr back once to analyse it; for `stencil`, and for an
+  /// automatic plan whose CSR choice is `scalar`, also its col_idx, in 1M-entry pieces, stopping at the
+  /// first piece that rules the stencil out). `vector_width` (2, 4, 8, 16
   /// or 32) forces the lanes per row of the vector algorithm (tests and benchmarks); 0 lets
   /// choose_vector_width() pick. Other values throw std::invalid_argument.
   explicit spmv_plan(const device_csr<Value, Index>& a, spmv_algorithm algorithm = spmv_algorithm::automatic,
                      int vector_width = 0);
   /// Plan for a view of device memory whose row_ptr is also given in host memory (`host_row_ptr`,
-  /// rows + 1 entries): no read-back. Throws std::invalid_argument if shapes disagree.
+  /// rows + 1 entries): no read-back of row_ptr (col_idx as above). Throws std::invalid_argument if
+  /// shapes disagree.
   spmv_plan(const csr_view<Value, Index>& device_view, const Index* host_row_ptr,
             spmv_algorithm algorithm = spmv_algorithm::automatic, int vector_width = 0);
   spmv_plan(spmv_plan&&) noexcept;
@@ -118,7 +133,7 @@ public:
   const row_stats& stats() const noexcept { return stats_; }
   const csr_view<Value, Index>& matrix() const noexcept { return view_; }
   const detail::spmv_plan_state& state() const noexcept { return *state_; }
-  /// One line, e.g. "vector (16 lanes per row)" or
+  /// One line, e.g. "vector (16 lanes per row)", "stencil (9 row patterns, 33 offsets, 8 loads in flight)" or
   /// "adaptive (tiles: 2503 stream [18740 runs], 2252 warp [18016 rows], 122 block, 10 split rows in 50 chunks)".
   std::string describe() const;
 

@@ -32,6 +32,14 @@ int grid_for(std::int64_t items, std::int64_t per_block, int sm_count) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, std::int64_t{16} * sm_count)));
 }
 
+// One wave of resident 256-thread blocks of `kernel` (fewer when `rows` needs fewer); the kernel
+// grid-strides over the rest.
+template <class Kernel>
+int one_wave_grid(Kernel kernel, std::int64_t rows, int sm_count) {
+  const std::int64_t wave = std::int64_t{sm_count} * reduce::detail::resident_blocks(kernel, block_threads);
+  return static_cast<int>(std::min<std::int64_t>(grid_for(rows, block_threads, sm_count), wave));
+}
+
 template <bool Chunked, entry_load E, class Value, class Index>
 void launch_vector(int width, const csr_view<Value, Index>& a, Value alpha, const Value* x, Value beta, Value* y,
                    int sms, cudaStream_t s) {
@@ -68,10 +76,20 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
       // One wave of resident blocks, each thread grid-striding over ~rows / (wave x 256) rows: on an
       // H200 the Laplacians ran 2-4 % faster than with two waves (16 blocks per SM) and 7-16 % faster
       // than with a block per 256 rows (bench/experiments/spmv_variants.cu).
-      auto kernel = spmv_scalar_kernel<Value, Index>;
-      const std::int64_t wave = std::int64_t{sms} * reduce::detail::resident_blocks(kernel, block_threads);
-      const int grid = static_cast<int>(std::min<std::int64_t>(grid_for(a.rows, block_threads, sms), wave));
-      launch<spmv_scalar_kernel<Value, Index>>(grid, block_threads, s, a, alpha, d_x, beta, d_y);
+      launch<spmv_scalar_kernel<Value, Index>>(one_wave_grid(spmv_scalar_kernel<Value, Index>, a.rows, sms), block_threads,
+                                               s, a, alpha, d_x, beta, d_y);
+      break;
+    }
+    case spmv_algorithm::stencil: {
+      // scalar's grid: one wave of resident blocks. All loads of a row at once where rows hold <= 8.
+      if (st.stencil_unrolled)
+        launch<spmv_stencil_kernel<8, Value, Index>>(one_wave_grid(spmv_stencil_kernel<8, Value, Index>, a.rows, sms),
+                                                     block_threads, s, a, st.stencil_rows.data(), st.stencil_table.data(),
+                                                     st.stencil_patterns, st.stencil_words, alpha, d_x, beta, d_y);
+      else
+        launch<spmv_stencil_kernel<0, Value, Index>>(one_wave_grid(spmv_stencil_kernel<0, Value, Index>, a.rows, sms),
+                                                     block_threads, s, a, st.stencil_rows.data(), st.stencil_table.data(),
+                                                     st.stencil_patterns, st.stencil_words, alpha, d_x, beta, d_y);
       break;
     }
     case spmv_algorithm::shared_cached:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -23,6 +24,7 @@ const char* to_string(spmv_algorithm a) {
     case spmv_algorithm::block_per_row: return "block_per_row";
     case spmv_algorithm::merge: return "merge";
     case spmv_algorithm::warp_stream: return "warp_stream";
+    case spmv_algorithm::stencil: return "stencil";
   }
   return "unknown";
 }
@@ -31,17 +33,18 @@ spmv_algorithm parse_spmv_algorithm(std::string_view name) {
   if (name == "auto") return spmv_algorithm::automatic;
   for (auto a : {spmv_algorithm::automatic, spmv_algorithm::scalar, spmv_algorithm::shared_cached,
                  spmv_algorithm::warp_per_row, spmv_algorithm::vector, spmv_algorithm::adaptive,
-                 spmv_algorithm::block_per_row, spmv_algorithm::merge, spmv_algorithm::warp_stream})
+                 spmv_algorithm::block_per_row, spmv_algorithm::merge, spmv_algorithm::warp_stream,
+                 spmv_algorithm::stencil})
     if (name == to_string(a)) return a;
   throw std::invalid_argument("unknown SpMV algorithm '" + std::string(name) +
                               "' (expected automatic, scalar, shared_cached, warp_per_row, vector, adaptive, "
-                              "block_per_row, merge or warp_stream)");
+                              "block_per_row, merge, warp_stream or stencil)");
 }
 
 std::vector<spmv_algorithm> concrete_spmv_algorithms() {
   return {spmv_algorithm::scalar, spmv_algorithm::shared_cached, spmv_algorithm::warp_per_row,
           spmv_algorithm::vector, spmv_algorithm::adaptive, spmv_algorithm::block_per_row, spmv_algorithm::merge,
-          spmv_algorithm::warp_stream};
+          spmv_algorithm::warp_stream, spmv_algorithm::stencil};
 }
 
 const char* to_string(cusparse_algorithm a) { return a == cusparse_algorithm::alg1 ? "cusparse_alg1" : "cusparse_alg2"; }
@@ -271,6 +274,76 @@ merge_partition build_merge_partition(std::int64_t rows, const Index* row_ptr) {
   return m;
 }
 
+template <class Index>
+stencil_table build_stencil_table(std::int64_t rows, const Index* row_ptr, const fetch_columns<Index>& fetch,
+                                  std::int64_t chunk_entries) {
+  stencil_table t;
+  auto row_length = [&](std::int64_t i) { return static_cast<std::int64_t>(row_ptr[i + 1]) - row_ptr[i]; };
+  for (std::int64_t i = 0; i < rows; ++i)  // row_ptr alone rules out long rows: no column is fetched
+    if (row_length(i) > stencil_max_row) {
+      t.why_not = "row " + std::to_string(i) + " has " + std::to_string(row_length(i)) + " entries (at most " +
+                  std::to_string(stencil_max_row) + ")";
+      return t;
+    }
+  t.pattern_of_row.resize(static_cast<std::size_t>(rows));
+  std::map<std::vector<std::int32_t>, int> ids;
+  std::vector<const std::vector<std::int32_t>*> by_id;  // keys of `ids` in id order
+  std::vector<std::int32_t> offsets;
+  std::vector<Index> cols;
+  int last = -1;
+  std::int64_t total_offsets = 0;
+  chunk_entries = std::max<std::int64_t>(chunk_entries, stencil_max_row);
+  for (std::int64_t row = 0; row < rows;) {
+    // Rows [row, end): as many whole rows as fit in one piece.
+    const std::int64_t first = row_ptr[row];
+    std::int64_t end = row + 1;
+    while (end < rows && static_cast<std::int64_t>(row_ptr[end + 1]) - first <= chunk_entries) ++end;
+    const std::int64_t count = static_cast<std::int64_t>(row_ptr[end]) - first;
+    cols.resize(static_cast<std::size_t>(count));
+    if (count > 0) fetch(first, count, cols.data());
+    for (std::int64_t i = row; i < end; ++i) {
+      offsets.clear();
+      for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
+        const std::int64_t off = static_cast<std::int64_t>(cols[static_cast<std::size_t>(p - first)]) - i;
+        if (off < std::numeric_limits<std::int32_t>::min() || off > std::numeric_limits<std::int32_t>::max()) {
+          t.why_not = "row " + std::to_string(i) + " has a column more than 2^31 - 1 away from the row index";
+          return t;
+        }
+        offsets.push_back(static_cast<std::int32_t>(off));
+      }
+      if (last < 0 || *by_id[static_cast<std::size_t>(last)] != offsets) {  // most rows repeat the previous one
+        auto it = ids.find(offsets);
+        if (it == ids.end()) {
+          if (static_cast<int>(by_id.size()) == stencil_max_patterns) {
+            t.why_not = "more than " + std::to_string(stencil_max_patterns) +
+                        " distinct column-offset patterns (row " + std::to_string(i) + " starts one more)";
+            return t;
+          }
+          total_offsets += static_cast<std::int64_t>(offsets.size());
+          if (static_cast<std::int64_t>(by_id.size()) + 2 + total_offsets > stencil_table_words) {
+            t.why_not = "the patterns need more than " + std::to_string(stencil_table_words) +
+                        " table words (row " + std::to_string(i) + ")";
+            return t;
+          }
+          it = ids.emplace(offsets, static_cast<int>(by_id.size())).first;
+          by_id.push_back(&it->first);
+        }
+        last = it->second;
+      }
+      t.pattern_of_row[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(last);
+    }
+    row = end;
+  }
+  t.patterns = static_cast<std::int32_t>(by_id.size());
+  t.words.assign(static_cast<std::size_t>(t.patterns) + 1, 0);
+  for (std::size_t p = 0; p < by_id.size(); ++p) {
+    t.words[p] = static_cast<std::int32_t>(t.words.size() - (static_cast<std::size_t>(t.patterns) + 1));
+    t.words.insert(t.words.end(), by_id[p]->begin(), by_id[p]->end());
+  }
+  t.words[static_cast<std::size_t>(t.patterns)] = static_cast<std::int32_t>(total_offsets);
+  return t;
+}
+
 }  // namespace detail
 
 template <class Value, class Index>
@@ -308,6 +381,28 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
   vector_width_ = vector_width != 0 ? vector_width : choose_vector_width(stats_);
   state_ = std::make_unique<detail::spmv_plan_state>();
   state_->sm_count = detail::current_sm_count();
+  // stencil: asked for, or automatic where the CSR choice is scalar (the only place it was measured:
+  // the Laplacians, where it reads 37-40 % fewer bytes than scalar); the analysis reads col_idx back.
+  const bool try_stencil = requested_ == spmv_algorithm::stencil ||
+                           (requested_ == spmv_algorithm::automatic && algorithm_ == spmv_algorithm::scalar &&
+                            stats_.nnz > 0 && stats_.max_length <= detail::stencil_max_row);
+  if (try_stencil) {
+    const Index* d_cols = view_.col_idx;
+    const auto table = detail::build_stencil_table<Index>(
+        view_.rows, host_row_ptr, [d_cols](std::int64_t first, std::int64_t count, Index* dst) {
+          reduce::detail::copy_to_host(dst, d_cols + first, static_cast<std::size_t>(count) * sizeof(Index));
+        });
+    if (table.usable()) {
+      algorithm_ = spmv_algorithm::stencil;
+      state_->stencil_patterns = table.patterns;
+      state_->stencil_words = static_cast<std::int32_t>(table.words.size());
+      state_->stencil_unrolled = stats_.max_length <= 8;
+      state_->stencil_rows = reduce::device_buffer<std::uint8_t>(table.pattern_of_row);
+      state_->stencil_table = reduce::device_buffer<std::int32_t>(table.words);
+    } else if (requested_ == spmv_algorithm::stencil) {
+      throw std::invalid_argument("spmv plan: the stencil algorithm does not apply to this matrix: " + table.why_not);
+    }
+  }
   // Chunked loads when a lane gets at least two 4-entry chunks of a typical row (random1000 at 32 lanes:
   // 157 us, as warp_per_row; one chunk per lane was never better than strided lanes). Evict-first entry
   // loads when x is larger than 16 MiB, a third of the 50 MB L2 (random2, 32 MB x: 161 vs 173 us; with
@@ -356,6 +451,10 @@ std::string spmv_plan<Value, Index>::describe() const {
   if (algorithm_ == spmv_algorithm::vector)
     o << " (" << vector_width_ << " lanes per row" << (state_->vector_chunked ? ", 4-entry chunks" : "")
       << (state_->vector_streaming ? ", streaming loads" : "") << ")";
+  if (algorithm_ == spmv_algorithm::stencil)
+    o << " (" << state_->stencil_patterns << " row patterns, "
+      << state_->stencil_words - state_->stencil_patterns - 1 << " offsets"
+      << (state_->stencil_unrolled ? ", 8 loads in flight" : "") << ")";
   if (algorithm_ == spmv_algorithm::merge)
     o << " (" << state_->merge.blocks.size() - 1 << " blocks of " << detail::merge_tile << " items, "
       << state_->merge.split_rows.size() << " rows cross a block boundary)";
@@ -374,6 +473,12 @@ template detail::adaptive_partition detail::build_adaptive_partition<std::int32_
 template detail::adaptive_partition detail::build_adaptive_partition<std::int64_t>(std::int64_t, const std::int64_t*);
 template detail::merge_partition detail::build_merge_partition<std::int32_t>(std::int64_t, const std::int32_t*);
 template detail::merge_partition detail::build_merge_partition<std::int64_t>(std::int64_t, const std::int64_t*);
+template detail::stencil_table detail::build_stencil_table<std::int32_t>(std::int64_t, const std::int32_t*,
+                                                                         const detail::fetch_columns<std::int32_t>&,
+                                                                         std::int64_t);
+template detail::stencil_table detail::build_stencil_table<std::int64_t>(std::int64_t, const std::int64_t*,
+                                                                         const detail::fetch_columns<std::int64_t>&,
+                                                                         std::int64_t);
 template class spmv_plan<float, std::int32_t>;
 template class spmv_plan<float, std::int64_t>;
 template class spmv_plan<double, std::int32_t>;

@@ -2,6 +2,8 @@
 // (no CUDA syntax): shared by the plan builder (spmv_plan.cpp) and the dispatch (spmv.cu).
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "reduce/device_buffer.hpp"
@@ -113,6 +115,36 @@ struct merge_partition {
 template <class Index>
 merge_partition build_merge_partition(std::int64_t rows, const Index* row_ptr);
 
+// The stencil algorithm: a matrix whose rows repeat a few column-offset patterns (structured-grid
+// stencils: a 5-point 2D Laplacian has 9, one interior and eight for the edges and corners) stores, per
+// row, one byte naming its pattern instead of 4 bytes of col_idx per entry; a row's columns are
+// row + offsets[pattern]. The values and row_ptr are still read from the CSR matrix.
+constexpr int stencil_max_row = 32;        ///< entries per row (a thread per row, as scalar)
+constexpr int stencil_max_patterns = 256;  ///< pattern ids fit a byte
+constexpr int stencil_table_words = 1024;  ///< begin[patterns + 1] + every offset: 4 KB of shared memory per block
+
+/// The pattern table of a matrix, or why it does not qualify.
+struct stencil_table {
+  std::vector<std::uint8_t> pattern_of_row;  ///< rows entries
+  std::int32_t patterns = 0;
+  /// words[0..patterns]: where each pattern's offsets start in words[patterns + 1 ..] (relative to that
+  /// point; words[patterns] = the offset count), then the offsets (column - row) of every pattern.
+  std::vector<std::int32_t> words;
+  std::string why_not;  ///< empty when the matrix qualifies
+  bool usable() const noexcept { return why_not.empty(); }
+};
+
+/// Copies col_idx[first, first + count) into dst (host memory).
+template <class Index>
+using fetch_columns = std::function<void(std::int64_t first, std::int64_t count, Index* dst)>;
+
+/// Builds the stencil table from row_ptr (host) and the column indices, fetched in pieces of about
+/// `chunk_entries` entries at row boundaries, so a matrix that does not qualify (257 distinct
+/// patterns among its first rows, say) costs one piece, not a copy of all of col_idx.
+template <class Index>
+stencil_table build_stencil_table(std::int64_t rows, const Index* row_ptr, const fetch_columns<Index>& fetch,
+                                  std::int64_t chunk_entries = std::int64_t{1} << 20);
+
 /// Device-side state of a plan.
 struct spmv_plan_state {
   int sm_count = 0;
@@ -127,6 +159,11 @@ struct spmv_plan_state {
   reduce::device_buffer<std::int64_t> warp_rows;
   reduce::device_buffer<spmv_split_row> split_rows;
   reduce::device_buffer<double> partials;  // sized in bytes for double; float plans use the first half
+  std::int32_t stencil_patterns = 0;                  // stencil: the table's pattern count
+  std::int32_t stencil_words = 0;                     //   and its length in words
+  bool stencil_unrolled = false;                      //   every row <= 8 entries: the unrolled kernel
+  reduce::device_buffer<std::uint8_t> stencil_rows;   //   the pattern of every row
+  reduce::device_buffer<std::int32_t> stencil_table;  //   stencil_table::words
 };
 
 int current_sm_count();  // spmv.cu

@@ -226,6 +226,89 @@ vector4_staged_kernel(sparse::csr_view<V, I> a, const V* __restrict__ x, V* __re
   }
 }
 
+/// stencil variants (the library's stencil kernel reads row_ptr[row] per row and loops over the pattern):
+/// Scan: the row starts from ONE row_ptr read per warp (row0 = the warp's first row) plus a warp scan
+/// of the pattern lengths, so row_ptr costs 4 bytes per 32 rows instead of per row. Unroll > 0: the
+/// first Unroll entries' loads are issued together (clamped to the row's last entry, in bounds), their
+/// uses guarded, so a row of 5-8 entries costs one round trip. Same order, same arithmetic: bitwise scalar.
+template <bool Scan, int Unroll>
+__global__ void __launch_bounds__(256)
+stencil_variant_kernel(sparse::csr_view<V, I> a, const std::uint8_t* __restrict__ pattern_of_row,
+                       const std::int32_t* __restrict__ table, int patterns, int words, const V* __restrict__ x,
+                       V* __restrict__ y) {
+  __shared__ std::int32_t s_table[sparse::detail::stencil_table_words];
+  for (int i = threadIdx.x; i < words; i += blockDim.x) s_table[i] = table[i];
+  __syncthreads();
+  const std::int32_t* off = s_table + patterns + 1;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); row0 < a.rows;
+       row0 += stride) {  // warp-uniform
+    const std::int64_t row = row0 + lane;
+    const bool live = row < a.rows;
+    const int p = live ? pattern_of_row[row] : 0;
+    const int first = s_table[p];
+    const int len = live ? s_table[p + 1] - first : 0;
+    std::int64_t begin;
+    if constexpr (Scan) {
+      int incl = len;
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        const int t = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += t;
+      }
+      begin = static_cast<std::int64_t>(a.row_ptr[row0]) + (incl - len);
+    } else {
+      begin = live ? static_cast<std::int64_t>(a.row_ptr[row]) : 0;
+    }
+    V s = V(0);
+    if constexpr (Unroll == 0) {
+      for (int k = 0; k < len; ++k) s += a.values[begin + k] * __ldg(x + (row + off[first + k]));
+    } else if (len > 0) {
+      V v[Unroll], xv[Unroll];
+#pragma unroll
+      for (int k = 0; k < Unroll; ++k) {
+        const int kk = k < len ? k : len - 1;
+        v[k] = a.values[begin + kk];
+        xv[k] = __ldg(x + (row + off[first + kk]));
+      }
+#pragma unroll
+      for (int k = 0; k < Unroll; ++k)
+        if (k < len) s += v[k] * xv[k];
+      for (int k = Unroll; k < len; ++k) s += a.values[begin + k] * __ldg(x + (row + off[first + k]));
+    }
+    if (live) y[row] = s;
+  }
+}
+
+template <bool Scan, int Unroll>
+variant stencil_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, int per_sm) {
+  const auto& st = plan.state();
+  const auto a = plan.matrix();
+  const int grid = static_cast<int>(std::min<std::int64_t>((a.rows + 255) / 256, std::int64_t{per_sm} * sm_count()));
+  return {std::string("stencil") + (Scan ? " scan" : "") + (Unroll ? " unroll " + std::to_string(Unroll) : "") +
+              ", " + std::to_string(per_sm) + " blocks/SM",
+          [=, &st](cudaStream_t s) {
+            stencil_variant_kernel<Scan, Unroll><<<grid, 256, 0, s>>>(a, st.stencil_rows.data(), st.stencil_table.data(),
+                                                                     st.stencil_patterns, st.stencil_words, x, y);
+            REDUCE_CHECK_LAUNCH();
+          },
+          false, "scalar"};
+}
+
+std::vector<variant> stencil_variants(const sparse::spmv_plan<V, I>& plan, const V* x, V* y) {
+  std::vector<variant> vs;
+  vs.push_back({"stencil (library)", [&plan, x, y](cudaStream_t s) { sparse::spmv(plan, V(1), x, V(0), y, s); }, false,
+                "scalar"});
+  vs.push_back(stencil_variant<false, 0>(plan, x, y, 8));
+  vs.push_back(stencil_variant<true, 0>(plan, x, y, 8));
+  vs.push_back(stencil_variant<false, 8>(plan, x, y, 8));
+  vs.push_back(stencil_variant<true, 8>(plan, x, y, 8));
+  vs.push_back(stencil_variant<true, 8>(plan, x, y, 16));
+  vs.push_back(stencil_variant<true, 8>(plan, x, y, 64));
+  return vs;
+}
+
 std::vector<variant> laplace_variants(const sparse::csr_view<V, I>& a, const V* x, V* y) {
   std::vector<variant> vs;
   const int capped = grid_for(a.rows, 256);
@@ -319,6 +402,8 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
     vs.push_back(vector_variant<4, true, entry_load::cached, gather::l2_only>(a, x.data(), y.data()));
   } else if (m.name == "laplace2d" || m.name == "laplace3d") {
     vs = laplace_variants(a, x.data(), y.data());
+    plan = std::make_unique<sparse::spmv_plan<V, I>>(d, sparse::spmv_algorithm::stencil);
+    for (auto& v : stencil_variants(*plan, x.data(), y.data())) vs.push_back(std::move(v));
   } else if (m.name == "random2") {
     vs.push_back(vector_variant<2, false, entry_load::streaming, gather::ldg>(a, x.data(), y.data(), true));
     vs.push_back(vector_grid_variant<2, entry_load::streaming>(a, x.data(), y.data(), 8));

@@ -6,7 +6,9 @@
 // Question: random16, powerlaw and random1000 are bound by random 4-byte gathers of x from L2 (about
 // 125-133 G gathers/s for every variant and for cuSPARSE). Does keeping x resident in L2 (evict_last
 // policy), streaming the matrix entries past it (evict_first, L1::no_allocate), or bypassing L1 for x
-// move that bound? Each variant runs the same arithmetic in the same order as the library's kernel, so
+// move that bound? On the Laplacians: grids and row pipelining of scalar, and the forms of the stencil
+// kernel (which reads a pattern byte per row instead of col_idx, and must give scalar's bits).
+// Each variant runs the same arithmetic in the same order as the library's kernel, so
 // its y must be BITWISE equal to the library default's; every variant is also compared with cuSPARSE.
 // --once: one call per variant, no timing (for ncu).
 #include <cuda_runtime_api.h>

@@ -117,6 +117,11 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //  * warp_stream (CSR-stream per warp): coalesced entry loads, but 22-25 % behind scalar on the
 //    Laplacians (shared-memory staging adds latency that scalar's L1 reuse does not have); 168.9 us on
 //    random2, behind streaming vector. Never chosen.
+//  * stencil (not a CSR kernel: one pattern byte per row instead of col_idx; see spmv.hpp): not
+//    chosen here, since it depends on the columns, not on row statistics. The plan tries it when this
+//    function says scalar (the only domain measured: the Laplacians, where it moves 37-40 % fewer bytes,
+//    laplace2d 42-46 us and laplace3d 47-52 us against scalar's 60 and 72) and takes it if the
+//    matrix qualifies.
 // "Uniform" = coefficient of variation of the row lengths < 0.25 and no row longer than 2 x mean + 2.
 spmv_algorithm choose_algorithm(const row_stats& s) {
   if (s.rows == 0 || s.nnz == 0) return spmv_algorithm::scalar;  // nothing to balance; smallest launch

@@ -421,8 +421,8 @@ void check_misaligned(test::path p) {
   const std::vector<T> x = test::random_vector<T>(100003, T(-1), T(1), 1400);
   reduce::device_buffer<T> d(p == test::path::reference ? std::vector<T>{} : x);
   for (std::int64_t off : {1, 2, 3}) {
-    for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}, std::int64_t{5}, std::int64_t{4097},
-                           std::int64_t{100000}}) {
+    for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}, std::int64_t{5}, std::int64_t{4096},
+                           std::int64_t{4097}, std::int64_t{16384}, std::int64_t{100000}}) {
       const std::vector<T> v(x.begin() + off, x.begin() + off + n);
       const auto o = test::oracle::sum(v);
       T got{}, lo{}, rep{};

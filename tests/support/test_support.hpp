@@ -66,7 +66,9 @@ T poison_value() {
 /// Sizes every variant must meet: empty, one element, around the warp (32) and block (256, 1024) sizes,
 /// 2^k +- 1, and primes that are multiples of nothing.
 inline std::vector<std::int64_t> hostile_sizes() {
-  std::vector<std::int64_t> s = {0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 255, 256, 257, 1000, 1023, 1024, 1025, 4095, 4097};
+  // 4096 and 16384: exactly one full tile of the one-block shapes (16 KiB and 64 KiB of float).
+  std::vector<std::int64_t> s = {0,    1,    2,    3,    31,   32,   33,   63,   64,   65,   255,
+                                 256,  257,  1000, 1023, 1024, 1025, 4095, 4096, 4097, 16384};
   for (int k : {13, 16, 18, 20}) {
     s.push_back((std::int64_t{1} << k) - 1);
     s.push_back((std::int64_t{1} << k) + 1);

@@ -342,15 +342,33 @@ void launch_single_pass(const typename R::value_type* x, const typename R::value
                                                  slots, tickets, d_out);
 }
 
-/// The usual shape (see the policy above).
+/// Launches single_block_kernel: one block for a call of at most Threads x Unroll vectors (16 bytes).
+template <int Threads, class R, int Unroll>
+void launch_single_block(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n,
+                         const R& r, typename R::out_type* d_out, cudaStream_t stream) {
+  check_aligned(x, "reduce");
+  check_aligned(y, "reduce");
+  if (n * static_cast<std::int64_t>(sizeof(typename R::value_type)) > std::int64_t{Threads} * Unroll * 16)
+    throw std::logic_error("reduce: launch_single_block given more than one tile");
+  launch<single_block_kernel<Threads, Unroll, R>>(dim3(1), dim3(Threads), stream, x, y, n, r, d_out);
+}
+
+/// The usual shape (see the policy above). A single block takes the one-tile kernel (argmin/argmax,
+/// which reduce full tiles as trees, keep single_pass_kernel on a grid of one).
 template <class R>
 void launch_default(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n,
                     const R& r, typename R::out_type* d_out, void* scratch, cudaStream_t stream) {
+  static_assert(small_block_bytes == std::int64_t{default_threads} * default_unroll * 16 &&
+                    single_block_bytes == std::int64_t{single_block_threads} * single_block_unroll * 16,
+                "each single-block size is exactly one tile of its shape");
   const std::int64_t bytes = n * static_cast<std::int64_t>(sizeof(typename R::value_type));
   if (bytes <= small_block_bytes) {
-    launch_single_pass<default_threads>(x, y, n, r, d_out, scratch, stream, 1);
+    if constexpr (has_add_tile<R>::value) launch_single_pass<default_threads>(x, y, n, r, d_out, scratch, stream, 1);
+    else launch_single_block<default_threads, R, default_unroll>(x, y, n, r, d_out, stream);
   } else if (bytes <= single_block_bytes) {
-    launch_single_pass<single_block_threads, R, single_block_unroll>(x, y, n, r, d_out, scratch, stream, 1);
+    if constexpr (has_add_tile<R>::value)
+      launch_single_pass<single_block_threads, R, single_block_unroll>(x, y, n, r, d_out, scratch, stream, 1);
+    else launch_single_block<single_block_threads, R, single_block_unroll>(x, y, n, r, d_out, stream);
   } else if (bytes <= medium_bytes) {
     const int grid = policy_grid(n, sizeof(typename R::value_type), std::int64_t{medium_blocks_per_sm} * sm_count());
     launch_single_pass<medium_threads>(x, y, n, r, d_out, scratch, stream, grid);

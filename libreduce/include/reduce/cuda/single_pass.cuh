@@ -80,12 +80,16 @@ __device__ __forceinline__ T load_vector_element(const int4& raw, int e) {
 /// With a `tile_f` (one input only), each thread's share of a FULL aligned tile is handed over at once
 /// as an array of Unroll * 16 / sizeof(T) elements (tile_f(const T (&)[N])) instead of element by
 /// element: the reproducible sum processes it branch-free. Everything else still goes through f.
+/// OneTile: the caller guarantees the aligned body is at most ONE tile (one block, n * sizeof(T) <=
+/// Threads * Unroll * 16), so the tile loop is not compiled and the body always takes the clamped
+/// partial-tile path: the same elements per thread in the same order, hence the same bits.
 struct no_tile_fn {};
-template <int Threads, int Unroll, bool TwoInputs, class T, class F, class G = no_tile_fn>
+template <int Threads, int Unroll, bool TwoInputs, bool OneTile = false, class T, class F, class G = no_tile_fn>
 __device__ __forceinline__ void traverse(const T* __restrict__ x, const T* __restrict__ y, std::int64_t n,
                                          int block_rank, int blocks, F&& f, G&& tile_f = G{}) {
   constexpr bool whole_tiles = !std::is_same_v<std::decay_t<G>, no_tile_fn>;
   static_assert(!(whole_tiles && TwoInputs), "tile_f takes one input");
+  static_assert(!(whole_tiles && OneTile), "tile_f takes full tiles, which a one-tile traversal does not form");
   (void)tile_f;
   constexpr int V = vec_elems<T>;
   const int tid = static_cast<int>(threadIdx.x);
@@ -134,9 +138,9 @@ __device__ __forceinline__ void traverse(const T* __restrict__ x, const T* __res
     const int4* __restrict__ vx = reinterpret_cast<const int4*>(x + head);
     const int4* __restrict__ vy = reinterpret_cast<const int4*>((TwoInputs ? y : x) + head);
     const std::int64_t per_tile = static_cast<std::int64_t>(Threads) * Unroll;
-    const std::int64_t full_tiles = nvec / per_tile;
+    const std::int64_t full_tiles = OneTile ? 0 : nvec / per_tile;
     std::int64_t t = block_rank;
-    for (; t < full_tiles; t += blocks) {
+    for (; !OneTile && t < full_tiles; t += blocks) {
       int4 a[Unroll], b[Unroll];
       const std::int64_t v0 = t * per_tile + tid;
 #pragma unroll
@@ -261,6 +265,27 @@ struct combine_op {
 /// none (0: ptxas's own choice, 31 registers for the float sum at 4 vectors; a one-block kernel of 512
 /// x 8 vectors capped at 64 registers would spill in dot).
 constexpr int single_pass_min_blocks(int threads, int unroll) { return unroll >= 8 && threads <= 256 ? 1024 / threads : 0; }
+
+/// One block, one tile: a call of at most Threads x Unroll 16-byte vectors (launch_default's 16 KiB and
+/// 64 KiB shapes). The same traversal and block tree as single_pass_kernel on a grid of one, so the same
+/// bits, without what only a multi-block grid needs: the ticket, the partial slots and their
+/// parameters, and the tile loop (OneTile). On an H200 those cost a one-block sum 0.2 us of device time
+/// against a kernel written for the case (bench/experiments/launch_floor.cu: compact block 1.22-1.27 us
+/// graph-timed at 2^10..2^12, the library's single_pass_kernel 1.47-1.48, CUB's single-tile kernel 1.24).
+template <int Threads, int Unroll, class R>
+__global__ void __launch_bounds__(Threads)
+single_block_kernel(const typename R::value_type* __restrict__ x, const typename R::value_type* __restrict__ y,
+                    std::int64_t n, R r, typename R::out_type* __restrict__ out) {
+  static_assert(!has_add_tile<R>::value, "argmin/argmax reduce full tiles as trees: single_pass_kernel");
+  using A = typename R::acc_type;
+  using br = block::block_reduce<Threads, A>;
+  __shared__ typename br::storage tmp;
+  A acc = r.identity();
+  traverse<Threads, Unroll, R::two_inputs, true>(
+      x, y, n, 0, 1, [&](std::int64_t i, typename R::value_type a, typename R::value_type b) { r.add(acc, a, b, i); });
+  acc = br::reduce(acc, combine_op<R>{r}, tmp);
+  if (threadIdx.x == 0) *out = r.finish(acc);
+}
 
 /// One launch for any n: grid-stride accumulation (traverse), block_reduce, then a ticket finish. Each
 /// block takes a ticket (atomicAdd) as it STARTS, so the round trip overlaps its loads; every block but

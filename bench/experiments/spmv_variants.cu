@@ -19,6 +19,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,40 @@ variant adaptive_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, 
             REDUCE_CHECK_LAUNCH();
           },
           ref, "adaptive"};
+}
+
+/// The library's adaptive kernel on a partition built here with another warp-row order (its own
+/// device buffers; the rows' sums do not depend on which tile holds them: bitwise the library's).
+struct owned_partition {
+  sparse::detail::adaptive_partition part;
+  reduce::device_buffer<sparse::detail::spmv_tile> tiles;
+  reduce::device_buffer<sparse::detail::spmv_segment> segments;
+  reduce::device_buffer<std::int64_t> warp_rows;
+  reduce::device_buffer<sparse::detail::spmv_split_row> split_rows;
+  reduce::device_buffer<double> partials;
+  reduce::device_buffer<int> arrivals;
+};
+
+variant adaptive_order_variant(const sparse::csr_view<V, I>& a, const I* host_row_ptr, const V* x, V* y,
+                               sparse::detail::warp_row_order order, const std::string& name) {
+  auto o = std::make_shared<owned_partition>();
+  o->part = sparse::detail::build_adaptive_partition(a.rows, host_row_ptr, order);
+  o->tiles = reduce::device_buffer<sparse::detail::spmv_tile>(o->part.tiles);
+  o->segments = reduce::device_buffer<sparse::detail::spmv_segment>(o->part.segments);
+  o->warp_rows = reduce::device_buffer<std::int64_t>(o->part.warp_rows);
+  o->split_rows = reduce::device_buffer<sparse::detail::spmv_split_row>(o->part.split_rows);
+  o->partials = reduce::device_buffer<double>(o->part.partial_slots);
+  o->arrivals = reduce::device_buffer<int>(static_cast<std::int64_t>(o->part.split_rows.size()));
+  if (!o->part.split_rows.empty()) o->arrivals.fill_bytes(0);
+  return {"adaptive entries=once x=ldg, " + name,
+          [=](cudaStream_t s) {
+            sparse::detail::spmv_adaptive_kernel<entry_load::once, gather::ldg, 8>
+                <<<static_cast<unsigned>(o->part.tiles.size()), sparse::detail::tile_threads, 0, s>>>(
+                    a, V(1), x, V(0), y, o->tiles.data(), o->segments.data(), o->warp_rows.data(),
+                    reinterpret_cast<V*>(o->partials.data()), o->split_rows.data(), o->arrivals.data());
+            REDUCE_CHECK_LAUNCH();
+          },
+          false, "adaptive"};
 }
 
 // ---- experiment-local kernels ----
@@ -311,6 +346,62 @@ std::vector<variant> stencil_variants(const sparse::spmv_plan<V, I>& plan, const
   return vs;
 }
 
+/// vector W=16 with R rows per half-warp in lockstep: each instruction reads one 16-entry stretch of
+/// each of R rows (every entry sector touched once, as W=16), and R gathers are in flight per lane (as
+/// W=4's four). Loads clamped to the row's last entry and issued together, uses guarded. Lane l sums
+/// entries l, l + 16, ... of its row, then reduce::warp::all_reduce<16>: bitwise the library's W=16.
+template <int R>
+__global__ void __launch_bounds__(256)
+vector16_lockstep_kernel(sparse::csr_view<V, I> a, const V* __restrict__ x, V* __restrict__ y) {
+  const int lane = static_cast<int>(threadIdx.x) & 15;
+  const std::int64_t hw = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 16;
+  const std::int64_t nhw = static_cast<std::int64_t>(gridDim.x) * blockDim.x / 16;
+  for (std::int64_t base = hw * R; base < a.rows; base += nhw * R) {  // uniform per half-warp
+    std::int64_t b[R], e[R];
+    V s[R];
+    std::int64_t longest = 0;
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      const std::int64_t row = base + k;
+      b[k] = row < a.rows ? a.row_ptr[row] : 0;
+      e[k] = row < a.rows ? a.row_ptr[row + 1] : 0;
+      s[k] = V(0);
+      longest = e[k] - b[k] > longest ? e[k] - b[k] : longest;
+    }
+    for (std::int64_t j = lane; j < longest + 15 - (longest + 15) % 16 ; j += 16) {
+      V v[R], xv[R];
+#pragma unroll
+      for (int k = 0; k < R; ++k) {
+        const std::int64_t q = b[k] + j < e[k] ? b[k] + j : (e[k] > b[k] ? e[k] - 1 : b[k]);
+        const bool any = e[k] > b[k];
+        v[k] = any ? a.values[q] : V(0);
+        xv[k] = any ? __ldg(x + a.col_idx[q]) : V(0);
+      }
+#pragma unroll
+      for (int k = 0; k < R; ++k)
+        if (b[k] + j < e[k]) s[k] += v[k] * xv[k];
+    }
+#pragma unroll
+    for (int k = 0; k < R; ++k) s[k] = reduce::warp::all_reduce<16>(s[k], reduce::plus{});
+    if (lane == 0) {
+#pragma unroll
+      for (int k = 0; k < R; ++k)
+        if (base + k < a.rows) y[base + k] = s[k];
+    }
+  }
+}
+
+template <int R>
+variant vector16_lockstep_variant(const sparse::csr_view<V, I>& a, const V* x, V* y, int per_sm) {
+  const int grid = static_cast<int>(std::min<std::int64_t>((a.rows + 16 * R - 1) / (16 * R), std::int64_t{per_sm} * sm_count()));
+  return {"vector W=16, " + std::to_string(R) + " rows per half-warp in lockstep, " + std::to_string(per_sm) + " blocks/SM",
+          [=](cudaStream_t s) {
+            vector16_lockstep_kernel<R><<<grid, 256, 0, s>>>(a, x, y);
+            REDUCE_CHECK_LAUNCH();
+          },
+          false, "vector16"};
+}
+
 std::vector<variant> laplace_variants(const sparse::csr_view<V, I>& a, const V* x, V* y) {
   std::vector<variant> vs;
   const int capped = grid_for(a.rows, 256);
@@ -398,6 +489,10 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
     // 16 or 32 lanes per ~16-entry row: each load instruction covers a row's whole stretch, so every
     // 32-byte sector of the entries is touched once (the fewest L2 sectors), at the cost of wider trees.
     vs.push_back(vector_variant<16, false, entry_load::cached, gather::ldg>(a, x.data(), y.data()));
+    vs.push_back(vector16_lockstep_variant<2>(a, x.data(), y.data(), 8));
+    vs.push_back(vector16_lockstep_variant<4>(a, x.data(), y.data(), 8));
+    vs.push_back(vector16_lockstep_variant<4>(a, x.data(), y.data(), 16));
+    vs.push_back(vector16_lockstep_variant<8>(a, x.data(), y.data(), 8));
     vs.push_back(vector_variant<16, false, entry_load::once, gather::ldg>(a, x.data(), y.data()));
     vs.push_back(vector_variant<32, false, entry_load::cached, gather::ldg>(a, x.data(), y.data()));
     vs.push_back(vector_variant<4, true, entry_load::cached, gather::ldg>(a, x.data(), y.data()));
@@ -442,6 +537,11 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
     vs.push_back(adaptive_variant<entry_load::once, gather::ldg, 6>(*plan, x.data(), y.data()));
     vs.push_back(adaptive_variant<entry_load::once, gather::l2_keep>(*plan, x.data(), y.data()));
     vs.push_back(adaptive_variant<entry_load::once, gather::l2_keep_noalloc>(*plan, x.data(), y.data()));
+    // Warp tiles of similar rows: medium rows longest first (the library, since the fourth session) or in row order.
+    vs.push_back(adaptive_order_variant(a, host.row_ptr().data(), x.data(), y.data(),
+                                        sparse::detail::warp_row_order::by_row, "warp rows by row (before)"));
+    vs.push_back(adaptive_order_variant(a, host.row_ptr().data(), x.data(), y.data(),
+                                        sparse::detail::warp_row_order::longest_first, "warp rows longest first (library)"));
   } else {
     std::fprintf(stderr, "spmv_variants: no variants for class %s\n", m.name.c_str());
     return false;

@@ -591,6 +591,14 @@ CPU_TEST_CASE(adaptive_partition_covers_every_row_once) {
     int64_t wrong = 0;
     for (int c : seen) wrong += c != 1;
     BOOST_TEST(wrong == 0, nm.name << ": " << wrong << " rows not covered exactly once");
+    // Medium rows longest first, ties in row order (warp_row_order::longest_first, the library's).
+    bool ordered = true;
+    for (std::size_t k = 1; k < p.warp_rows.size(); ++k) {
+      const int64_t r0 = p.warp_rows[k - 1], r1 = p.warp_rows[k];
+      const int64_t l0 = ptr[r0 + 1] - ptr[r0], l1 = ptr[r1 + 1] - ptr[r1];
+      ordered &= l0 > l1 || (l0 == l1 && r0 < r1);
+    }
+    BOOST_TEST(ordered, nm.name << ": medium rows are not longest first");
     BOOST_TEST(budgets_ok, nm.name << ": a tile exceeds its budget or a split row is not fully covered");
   }
   // The GPU cases run these matrices: every reduce-phase width of the stream tiles is exercised.

@@ -132,7 +132,8 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
       // (coalesced in every tile kind), so they skip L1 and are first out of L2: x keeps both caches
       // (powerlaw on an H200: 62.3-62.4 us against 64.6-64.7 with plain loads; bench/experiments).
       // Registers capped for 8 resident blocks per SM (32 instead of 39: 88 % of warps active instead of
-      // 66 %): powerlaw 59.0-59.2 us against 61.3-61.8 (ALG1 58.8).
+      // 66 %): powerlaw 59.0-59.2 us against 61.3-61.8 (ALG1 58.8). Medium rows grouped longest first
+      // (warp_row_order): 57.4-57.9 us against 59.1-59.3 in row order (ALG1 58.7).
       launch<spmv_adaptive_kernel<entry_load::once, gather::ldg, 8, Value, Index>>(
           static_cast<unsigned>(part.tiles.size()), tile_threads, s, a, alpha, d_x, beta, d_y, st.tiles.data(),
           st.segments.data(), st.warp_rows.data(), partials, st.split_rows.data(), const_cast<int*>(st.split_arrivals.data()));

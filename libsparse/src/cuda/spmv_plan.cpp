@@ -147,7 +147,7 @@ int choose_vector_width(const row_stats& s) {
 namespace detail {
 
 template <class Index>
-adaptive_partition build_adaptive_partition(std::int64_t rows, const Index* row_ptr) {
+adaptive_partition build_adaptive_partition(std::int64_t rows, const Index* row_ptr, warp_row_order order) {
   adaptive_partition p;
   auto len = [&](std::int64_t i) { return static_cast<std::int64_t>(row_ptr[i + 1]) - row_ptr[i]; };
   auto push = [&](spmv_tile t) {
@@ -213,7 +213,10 @@ adaptive_partition build_adaptive_partition(std::int64_t rows, const Index* row_
     }
   }
   close_stream();
-  // Medium rows: 8 per tile, a warp each, in ascending row order.
+  if (order == warp_row_order::longest_first)
+    std::stable_sort(p.warp_rows.begin(), p.warp_rows.end(),
+                     [&](std::int64_t r1, std::int64_t r2) { return len(r1) > len(r2); });
+  // Medium rows: 8 per tile, a warp each, in the order above.
   for (std::size_t k = 0; k < p.warp_rows.size(); k += warps_per_tile) {
     spmv_tile t;
     t.kind = tile_warp;
@@ -474,8 +477,10 @@ std::string spmv_plan<Value, Index>::describe() const {
 
 template row_stats compute_row_stats<std::int32_t>(std::int64_t, std::int64_t, const std::int32_t*);
 template row_stats compute_row_stats<std::int64_t>(std::int64_t, std::int64_t, const std::int64_t*);
-template detail::adaptive_partition detail::build_adaptive_partition<std::int32_t>(std::int64_t, const std::int32_t*);
-template detail::adaptive_partition detail::build_adaptive_partition<std::int64_t>(std::int64_t, const std::int64_t*);
+template detail::adaptive_partition detail::build_adaptive_partition<std::int32_t>(std::int64_t, const std::int32_t*,
+                                                                                 detail::warp_row_order);
+template detail::adaptive_partition detail::build_adaptive_partition<std::int64_t>(std::int64_t, const std::int64_t*,
+                                                                                 detail::warp_row_order);
 template detail::merge_partition detail::build_merge_partition<std::int32_t>(std::int64_t, const std::int32_t*);
 template detail::merge_partition detail::build_merge_partition<std::int64_t>(std::int64_t, const std::int64_t*);
 template detail::stencil_table detail::build_stencil_table<std::int32_t>(std::int64_t, const std::int32_t*,

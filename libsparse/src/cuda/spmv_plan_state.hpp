@@ -74,14 +74,21 @@ inline std::int32_t stream_lanes(std::int64_t entries, std::int64_t rows) {
 struct adaptive_partition {
   std::vector<spmv_tile> tiles;
   std::vector<spmv_segment> segments;   ///< of the stream tiles
-  std::vector<std::int64_t> warp_rows;  ///< the row bin of medium rows (ascending)
+  std::vector<std::int64_t> warp_rows;  ///< the row bin of medium rows (see warp_row_order)
   std::vector<spmv_split_row> split_rows;
   std::int64_t partial_slots = 0;
   std::int64_t counts[4] = {0, 0, 0, 0};  ///< tiles per kind
 };
 
+/// How the medium rows are grouped into warp tiles: in row order, or longest first (ties in row order),
+/// so that a tile's 8 rows have similar lengths and its warps finish together. On an H200, powerlaw's
+/// adaptive kernel: 57.4-57.9 us longest first against 59.1-59.3 in row order (cuSPARSE ALG1 58.7;
+/// bench/experiments/spmv_variants.cu). The library uses longest_first.
+enum class warp_row_order { by_row, longest_first };
+
 template <class Index>
-adaptive_partition build_adaptive_partition(std::int64_t rows, const Index* row_ptr);
+adaptive_partition build_adaptive_partition(std::int64_t rows, const Index* row_ptr,
+                                            warp_row_order order = warp_row_order::longest_first);
 
 // The merge kernel (spmv_merge.cuh): 256 threads x 7 items (rows' ends and entries) per block: 7
 // independent gathers per thread in the staging loop; 1,792 items stage 7 KB of products, 7 KB of row

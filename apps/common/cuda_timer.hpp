@@ -19,6 +19,19 @@
 
 namespace gpukit {
 
+/// A non-blocking stream (no implicit sync with the legacy default stream), destroyed with its owner.
+class owned_stream {
+public:
+  owned_stream() { REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~owned_stream() { (void)cudaStreamDestroy(s_); }
+  owned_stream(const owned_stream&) = delete;
+  owned_stream& operator=(const owned_stream&) = delete;
+  cudaStream_t get() const noexcept { return s_; }
+
+private:
+  cudaStream_t s_ = nullptr;
+};
+
 /// Microseconds per call: median (the reported figure), minimum and maximum over `runs` samples.
 struct timing {
   double median_us = 0;

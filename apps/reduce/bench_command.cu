@@ -228,6 +228,20 @@ struct outputs {
 
 std::vector<op_spec> make_ops(reduce::workspace& ws, outputs& out) {
   std::vector<op_spec> ops;
+  // Every operation validates the same way: poison both outputs, run ours and CUB's once on the pool
+  // prefix, wait, then `check(n, stats)` compares the results with the host pass.
+  using check_fn = std::function<void(std::int64_t, const prefix_stats&)>;
+  auto validated = [&out](const op_spec& op, check_fn check) {
+    return [run = op.ours, check = std::move(check), &out](const float* x, const float* y, std::int64_t n,
+                                                          const prefix_stats& st, const cub_peers::call& cub,
+                                                          cudaStream_t s) {
+      out.poison();
+      run(x, y, n, s);
+      cub(s);
+      REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
+      check(n, st);
+    };
+  };
   using sum_fn = void (*)(const float*, std::int64_t, float*, reduce::workspace&, reduce::stream_t);
   // sum and its two variants against cub::DeviceReduce::Sum, checked against the host double sum.
   auto sum_like = [&](const std::string& name, sum_fn fn) {
@@ -238,17 +252,12 @@ std::vector<op_spec> make_ops(reduce::workspace& ws, outputs& out) {
       fn(x, n, out.ours.data(), ws, s);
     };
     op.make_cub = [&out](const float* x, const float*, std::int64_t n) { return cub_peers::sum(x, n, out.cub.data()); };
-    op.validate = [name, run = op.ours, &out](const float* x, const float* y, std::int64_t n, const prefix_stats& st,
-                                              const cub_peers::call& cub, cudaStream_t s) {
-      out.poison();
-      run(x, y, n, s);
-      cub(s);
-      REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
+    op.validate = validated(op, [name, &out](std::int64_t n, const prefix_stats& st) {
       const double bound = reduction_bound(n, st.abs_sum);
       const std::string at = " at n = " + std::to_string(n);
       check_close("ours " + name + at, fetch(out.ours.data()), st.sum, bound);
       check_close("CUB sum" + at, fetch(out.cub.data()), st.sum, bound);
-    };
+    });
     return op;
   };
   ops.push_back(sum_like("sum", &reduce::sum<float>));
@@ -261,16 +270,11 @@ std::vector<op_spec> make_ops(reduce::workspace& ws, outputs& out) {
       reduce::min(x, n, out.ours.data(), ws, s);
     };
     op.make_cub = [&out](const float* x, const float*, std::int64_t n) { return cub_peers::min(x, n, out.cub.data()); };
-    op.validate = [run = op.ours, &out](const float* x, const float* y, std::int64_t n, const prefix_stats& st,
-                                        const cub_peers::call& cub, cudaStream_t s) {
-      out.poison();
-      run(x, y, n, s);
-      cub(s);
-      REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
+    op.validate = validated(op, [&out](std::int64_t n, const prefix_stats& st) {
       const std::string at = " at n = " + std::to_string(n);
       check_true("ours min" + at + " is exact", fetch(out.ours.data()) == st.min);  // min is exact
       check_true("CUB min" + at + " is exact", fetch(out.cub.data()) == st.min);
-    };
+    });
     ops.push_back(op);
   }
   {
@@ -283,12 +287,7 @@ std::vector<op_spec> make_ops(reduce::workspace& ws, outputs& out) {
     op.make_cub = [&out](const float* x, const float*, std::int64_t n) {
       return cub_peers::argmax(x, n, out.cub.data(), out.cub_index.data());
     };
-    op.validate = [run = op.ours, &out](const float* x, const float* y, std::int64_t n, const prefix_stats& st,
-                                        const cub_peers::call& cub, cudaStream_t s) {
-      out.poison();
-      run(x, y, n, s);
-      cub(s);
-      REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
+    op.validate = validated(op, [&out](std::int64_t n, const prefix_stats& st) {
       const std::string at = " at n = " + std::to_string(n);
       const auto ours = out.ours_vi.download()[0];
       const std::int64_t cub_index = out.cub_index.download()[0];
@@ -298,7 +297,7 @@ std::vector<op_spec> make_ops(reduce::workspace& ws, outputs& out) {
                  ours.value == st.max && ours.index == st.argmax);
       check_true("CUB argmax" + at + ": index " + std::to_string(cub_index) + " vs " + std::to_string(st.argmax),
                  fetch(out.cub.data()) == st.max && cub_index == st.argmax);
-    };
+    });
     ops.push_back(op);
   }
   {
@@ -312,18 +311,13 @@ std::vector<op_spec> make_ops(reduce::workspace& ws, outputs& out) {
     op.make_cub = [&out](const float* x, const float* y, std::int64_t n) {
       return cub_peers::dot(x, y, n, out.cub.data());
     };
-    op.validate = [run = op.ours, &out](const float* x, const float* y, std::int64_t n, const prefix_stats& st,
-                                        const cub_peers::call& cub, cudaStream_t s) {
-      out.poison();
-      run(x, y, n, s);
-      cub(s);
-      REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
+    op.validate = validated(op, [&out](std::int64_t n, const prefix_stats& st) {
       // one more rounding per term (the product): gamma(k + 1) * sum|x_i y_i|
       const double bound = rep::gamma_float(static_cast<double>(n / (std::int64_t{1} << 15) + 65)) * st.abs_dot;
       const std::string at = " at n = " + std::to_string(n);
       check_close("ours dot" + at, fetch(out.ours.data()), st.dot, bound);
       check_close("CUB dot" + at, fetch(out.cub.data()), st.dot, bound);
-    };
+    });
     ops.push_back(op);
   }
   ops.push_back(sum_like("reproducible_sum", &reduce::reproducible_sum<float>));
@@ -510,12 +504,8 @@ int bench_command(int argc, char** argv) {
 
   const std::string gpu = reduce::cuda_device_description();
   std::cout << "reduce bench on " << gpu << (s.quick ? "  [quick]" : "") << ", " << cub_peers::version() << "\n";
-  cudaStream_t stream = nullptr;
-  REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct stream_guard {
-    cudaStream_t s;
-    ~stream_guard() { (void)cudaStreamDestroy(s); }
-  } guard{stream};
+  const gpukit::owned_stream owned;
+  const cudaStream_t stream = owned.get();
   bench b(s, stream);
 
   double copy_us = 0;

@@ -212,12 +212,8 @@ int ladder_command(int argc, char** argv) {
 
   const std::string gpu = reduce::cuda_device_description();
   std::cout << "reduce ladder on " << gpu << (quick ? "  [quick]" : "") << "\n";
-  cudaStream_t stream = nullptr;
-  REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct stream_guard {
-    cudaStream_t s;
-    ~stream_guard() { (void)cudaStreamDestroy(s); }
-  } guard{stream};
+  const gpukit::owned_stream owned;
+  const cudaStream_t stream = owned.get();
   gpukit::cuda_timer timer(stream);
 
   const ceilings c = measure_ceilings(stream, timer, quick);

@@ -298,22 +298,7 @@ stencil_variant_kernel(sparse::csr_view<V, I> a, const std::uint8_t* __restrict_
     } else {
       begin = live ? static_cast<std::int64_t>(a.row_ptr[row]) : 0;
     }
-    V s = V(0);
-    if constexpr (Unroll == 0) {
-      for (int k = 0; k < len; ++k) s += a.values[begin + k] * __ldg(x + (row + off[first + k]));
-    } else if (len > 0) {
-      V v[Unroll], xv[Unroll];
-#pragma unroll
-      for (int k = 0; k < Unroll; ++k) {
-        const int kk = k < len ? k : len - 1;
-        v[k] = a.values[begin + kk];
-        xv[k] = __ldg(x + (row + off[first + kk]));
-      }
-#pragma unroll
-      for (int k = 0; k < Unroll; ++k)
-        if (k < len) s += v[k] * xv[k];
-      for (int k = Unroll; k < len; ++k) s += a.values[begin + k] * __ldg(x + (row + off[first + k]));
-    }
+    const V s = sparse::detail::stencil_row_dot<Unroll>(a, x, row, begin, off + first, len);  // the library's row
     if (live) y[row] = s;
   }
 }

@@ -203,13 +203,38 @@ spmv_scalar_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restric
 /// stencil: scalar's thread per row, with the row's columns taken from its pattern (row + offsets)
 /// instead of col_idx (spmv_plan_state.hpp). The pattern table (`table`, stencil_table::words, at most
 /// stencil_table_words) is copied to shared memory once per block; a warp's rows mostly share a pattern,
-/// so its offset reads are broadcasts. Unroll = 8 (every row at most 8 entries): all of a row's loads
-/// are issued at once, clamped to its last entry (in bounds), their uses guarded; Unroll = 0: a plain
-/// loop. Either way the products are added in storage order with the same fused multiply-adds as
+/// so its offset reads are broadcasts. Unroll = 8 (the plan's choice when every row has at most 8
+/// entries): the first 8 loads of a row are issued at once, clamped to its last entry (in bounds), their
+/// uses guarded, and a longer row's rest follows in a loop; Unroll = 0: a plain loop. Either way the products are added in storage order with the same fused multiply-adds as
 /// row_dot: the sums are bitwise scalar's. Measured on an H200 (bench/experiments/spmv_variants.cu):
 /// laplace3d 47.4-47.6 us unrolled against 49.0-49.1 as a loop (laplace2d 43.1 against 42.2); reading
 /// row_ptr once per warp plus a warp scan of the pattern lengths saves 4 bytes a row but was 3-6 %
 /// slower (the scan lengthens each row's dependency chain).
+/// One row of the stencil kernel: entries begin.. of the values times x[row + offsets[k]], k < len, in
+/// storage order (Unroll: see below).
+template <int Unroll, class Value, class Index>
+__device__ __forceinline__ Value stencil_row_dot(const csr_view<Value, Index>& a, const Value* __restrict__ x,
+                                                 std::int64_t row, std::int64_t begin, const std::int32_t* offsets,
+                                                 int len) {
+  Value s = Value(0);
+  if constexpr (Unroll == 0) {
+    for (int k = 0; k < len; ++k) s += a.values[begin + k] * __ldg(x + (row + offsets[k]));
+  } else if (len > 0) {
+    Value v[Unroll], xv[Unroll];
+#pragma unroll
+    for (int k = 0; k < Unroll; ++k) {
+      const int kk = k < len ? k : len - 1;
+      v[k] = a.values[begin + kk];
+      xv[k] = __ldg(x + (row + offsets[kk]));
+    }
+#pragma unroll
+    for (int k = 0; k < Unroll; ++k)
+      if (k < len) s += v[k] * xv[k];
+    for (int k = Unroll; k < len; ++k) s += a.values[begin + k] * __ldg(x + (row + offsets[k]));  // rows > Unroll
+  }
+  return s;
+}
+
 template <int Unroll, class Value, class Index>
 __global__ void __launch_bounds__(256)
 spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ pattern_of_row,
@@ -230,21 +255,7 @@ spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ p
     const int first = s_table[p];
     const int len = live ? s_table[p + 1] - first : 0;
     const std::int64_t begin = live ? static_cast<std::int64_t>(a.row_ptr[row]) : 0;
-    Value s = Value(0);
-    if constexpr (Unroll == 0) {
-      for (int k = 0; k < len; ++k) s += a.values[begin + k] * __ldg(x + (row + off[first + k]));
-    } else if (len > 0) {
-      Value v[Unroll], xv[Unroll];
-#pragma unroll
-      for (int k = 0; k < Unroll; ++k) {
-        const int kk = k < len ? k : len - 1;
-        v[k] = a.values[begin + kk];
-        xv[k] = __ldg(x + (row + off[first + kk]));
-      }
-#pragma unroll
-      for (int k = 0; k < Unroll; ++k)
-        if (k < len) s += v[k] * xv[k];
-    }
+    const Value s = stencil_row_dot<Unroll>(a, x, row, begin, off + first, len);
     if (live) store_row(y, row, s, alpha, beta);
   }
 }

@@ -1,9 +1,10 @@
 // Dispatch of sparse::spmv: grid sizing, the launch of the plan's algorithm, error checks.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "reduce/cuda/check.hpp"
-#include "reduce/cuda/device_reduce.cuh"  // resident_blocks
+#include "reduce/cuda/device_reduce.cuh"  // cached_wave
 #include "reduce/cuda/launch.hpp"
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive.cuh"
@@ -32,11 +33,12 @@ int grid_for(std::int64_t items, std::int64_t per_block, int sm_count) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, std::int64_t{16} * sm_count)));
 }
 
-// One wave of resident 256-thread blocks of `kernel` (fewer when `rows` needs fewer); the kernel
-// grid-strides over the rest.
-template <class Kernel>
-int one_wave_grid(Kernel kernel, std::int64_t rows, int sm_count) {
-  const std::int64_t wave = std::int64_t{sm_count} * reduce::detail::resident_blocks(kernel, block_threads);
+// One wave of resident 256-thread blocks of Kernel (fewer when `rows` needs fewer); the kernel
+// grid-strides over the rest. The wave is cached per kernel and device without a lock (cached_wave).
+template <auto Kernel>
+int one_wave_grid(std::int64_t rows, int sm_count) {
+  static std::atomic<int> waves[64] = {};
+  const std::int64_t wave = reduce::detail::cached_wave(waves, Kernel, block_threads);
   return static_cast<int>(std::min<std::int64_t>(grid_for(rows, block_threads, sm_count), wave));
 }
 
@@ -76,18 +78,18 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
       // One wave of resident blocks, each thread grid-striding over ~rows / (wave x 256) rows: on an
       // H200 the Laplacians ran 2-4 % faster than with two waves (16 blocks per SM) and 7-16 % faster
       // than with a block per 256 rows (bench/experiments/spmv_variants.cu).
-      launch<spmv_scalar_kernel<Value, Index>>(one_wave_grid(spmv_scalar_kernel<Value, Index>, a.rows, sms), block_threads,
+      launch<spmv_scalar_kernel<Value, Index>>(one_wave_grid<spmv_scalar_kernel<Value, Index>>(a.rows, sms), block_threads,
                                                s, a, alpha, d_x, beta, d_y);
       break;
     }
     case spmv_algorithm::stencil: {
       // scalar's grid: one wave of resident blocks. All loads of a row at once where rows hold <= 8.
       if (st.stencil_unrolled)
-        launch<spmv_stencil_kernel<8, Value, Index>>(one_wave_grid(spmv_stencil_kernel<8, Value, Index>, a.rows, sms),
+        launch<spmv_stencil_kernel<8, Value, Index>>(one_wave_grid<spmv_stencil_kernel<8, Value, Index>>(a.rows, sms),
                                                      block_threads, s, a, st.stencil_rows.data(), st.stencil_table.data(),
                                                      st.stencil_patterns, st.stencil_words, alpha, d_x, beta, d_y);
       else
-        launch<spmv_stencil_kernel<0, Value, Index>>(one_wave_grid(spmv_stencil_kernel<0, Value, Index>, a.rows, sms),
+        launch<spmv_stencil_kernel<0, Value, Index>>(one_wave_grid<spmv_stencil_kernel<0, Value, Index>>(a.rows, sms),
                                                      block_threads, s, a, st.stencil_rows.data(), st.stencil_table.data(),
                                                      st.stencil_patterns, st.stencil_words, alpha, d_x, beta, d_y);
       break;

@@ -16,7 +16,6 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -95,7 +94,6 @@ class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmu
   c.nnz = a.nnz();
   c.bytes = minimum_bytes<V, I>(a.rows(), a.cols(), a.nnz(), false);
   c.stencil_bytes = stencil_bytes<V, I>(a.rows(), a.cols(), a.nnz(), false);
-  c.csr_choice = sparse::to_string(sparse::choose_algorithm(sparse::compute_row_stats(a.rows(), a.cols(), a.row_ptr().data())));
   const std::vector<V> x = pseudo_random_vector<V>(a.cols(), 7);
   const std::vector<V> poison(static_cast<std::size_t>(a.rows()), V(NAN));
   std::vector<V> y_ref = poison;
@@ -118,19 +116,16 @@ class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmu
   auto algs = sparse::concrete_spmv_algorithms();
   algs.push_back(sparse::spmv_algorithm::automatic);
   for (auto alg : algs) {
-    std::optional<sparse::spmv_plan<V, I>> maybe;
-    try {
-      maybe.emplace(d, alg);  // analysis and uploads: untimed
-    } catch (const std::invalid_argument& e) {
-      if (alg != sparse::spmv_algorithm::stencil) throw;  // only stencil applies to some matrices alone
-      c.stencil_why_not = e.what();
-      continue;
-    }
+    const auto maybe = plan_if_applicable(d, alg, c.stencil_why_not);  // analysis and uploads: untimed
+    if (!maybe) continue;
     const sparse::spmv_plan<V, I>& plan = *maybe;
     dy.fill_bytes(0xFF);
     const double us = median_gpu_us([&] { sparse::spmv(plan, V(1), dx.data(), V(0), dy.data()); }, warmup, reps);
     record(sparse::to_string(alg), plan.describe(), us);
-    if (alg == sparse::spmv_algorithm::automatic) c.automatic_plan = plan.describe();
+    if (alg == sparse::spmv_algorithm::automatic) {
+      c.automatic_plan = plan.describe();
+      c.csr_choice = sparse::to_string(sparse::choose_algorithm(plan.stats()));
+    }
   }
   if (explore) {
     for (int w : {2, 4, 8, 16, 32}) {

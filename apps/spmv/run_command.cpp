@@ -154,14 +154,11 @@ int run_typed(const options& opt) {
       algs.push_back(sparse::parse_spmv_algorithm(opt.algorithm));
     }
     for (auto alg : algs) {
-      std::optional<sparse::spmv_plan<V, I>> maybe;
-      try {
-        maybe.emplace(d, alg);
-      } catch (const std::invalid_argument& e) {
-        // Only stencil applies to some matrices alone: skipped under "all", an error when asked for.
-        if (alg != sparse::spmv_algorithm::stencil) throw;
-        if (opt.algorithm != "all") throw std::runtime_error(opt.path + ": " + e.what());
-        std::cout << "stencil    not run: " << e.what() << "\n";
+      std::string why;
+      const auto maybe = plan_if_applicable(d, alg, why);
+      if (!maybe) {  // skipped under "all", an error when asked for
+        if (opt.algorithm != "all") throw std::runtime_error(opt.path + ": " + why);
+        std::cout << "stencil    not run: " << why << "\n";
         continue;
       }
       const sparse::spmv_plan<V, I>& plan = *maybe;

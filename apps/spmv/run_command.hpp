@@ -1,18 +1,23 @@
 // Helpers shared by `spmv run` and `spmv bench`: GPU timing (CUDA events, warm-up, median), the minimum
-// byte count of an SpMV, and error summaries against an oracle within the derived per-row bound.
+// byte count of an SpMV, the plan of an algorithm that may not apply to the matrix, and error summaries
+// against an oracle within the derived per-row bound.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <utility>
 
 #include "cuda_timer.hpp"
 #include "reduce/cuda/check.hpp"
+#include "sparse/spmv.hpp"
 
 namespace spmv_app {
 
@@ -32,6 +37,20 @@ std::vector<Value> pseudo_random_vector(std::int64_t n, std::uint64_t seed) {
   std::vector<Value> v(static_cast<std::size_t>(n));
   for (auto& e : v) e = static_cast<Value>(static_cast<double>(g() >> 11) * 0x1.0p-52 - 1.0);
   return v;
+}
+
+/// The plan of `alg` for `d`, or nothing, with the reason in `why`, when the algorithm does not apply to
+/// the matrix: only stencil refuses valid matrices; any other failure propagates.
+template <class Value, class Index>
+std::optional<sparse::spmv_plan<Value, Index>> plan_if_applicable(const sparse::device_csr<Value, Index>& d,
+                                                                  sparse::spmv_algorithm alg, std::string& why) {
+  try {
+    return std::optional<sparse::spmv_plan<Value, Index>>(std::in_place, d, alg);
+  } catch (const std::invalid_argument& e) {
+    if (alg != sparse::spmv_algorithm::stencil) throw;
+    why = e.what();
+    return std::nullopt;
+  }
 }
 
 /// The least an SpMV must move: values and column indices once, row offsets once, x once, y once (twice

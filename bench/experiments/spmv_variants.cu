@@ -312,7 +312,7 @@ variant stencil_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, i
               ", " + std::to_string(per_sm) + " blocks/SM",
           [=, &st](cudaStream_t s) {
             stencil_variant_kernel<Scan, Unroll><<<grid, 256, 0, s>>>(a, st.stencil_rows.data(), st.stencil_table.data(),
-                                                                     st.stencil_patterns, st.stencil_words, x, y);
+                                                                     st.stencil_patterns, static_cast<int>(st.stencil_table.size()), x, y);
             REDUCE_CHECK_LAUNCH();
           },
           false, "scalar"};

@@ -42,6 +42,16 @@ int one_wave_grid(std::int64_t rows, int sm_count) {
   return static_cast<int>(std::min<std::int64_t>(grid_for(rows, block_threads, sm_count), wave));
 }
 
+// stencil on scalar's grid (one wave of resident blocks), its pattern table from the plan.
+template <int Unroll, class Value, class Index>
+void launch_stencil(const spmv_plan_state& st, const csr_view<Value, Index>& a, Value alpha, const Value* x, Value beta,
+                    Value* y, int sms, cudaStream_t s) {
+  launch<spmv_stencil_kernel<Unroll, Value, Index>>(one_wave_grid<spmv_stencil_kernel<Unroll, Value, Index>>(a.rows, sms),
+                                                    block_threads, s, a, st.stencil_rows.data(), st.stencil_table.data(),
+                                                    st.stencil_patterns, static_cast<int>(st.stencil_table.size()), alpha,
+                                                    x, beta, y);
+}
+
 template <bool Chunked, entry_load E, class Value, class Index>
 void launch_vector(int width, const csr_view<Value, Index>& a, Value alpha, const Value* x, Value beta, Value* y,
                    int sms, cudaStream_t s) {
@@ -82,18 +92,11 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
                                                s, a, alpha, d_x, beta, d_y);
       break;
     }
-    case spmv_algorithm::stencil: {
-      // scalar's grid: one wave of resident blocks. All loads of a row at once where rows hold <= 8.
-      if (st.stencil_unrolled)
-        launch<spmv_stencil_kernel<8, Value, Index>>(one_wave_grid<spmv_stencil_kernel<8, Value, Index>>(a.rows, sms),
-                                                     block_threads, s, a, st.stencil_rows.data(), st.stencil_table.data(),
-                                                     st.stencil_patterns, st.stencil_words, alpha, d_x, beta, d_y);
-      else
-        launch<spmv_stencil_kernel<0, Value, Index>>(one_wave_grid<spmv_stencil_kernel<0, Value, Index>>(a.rows, sms),
-                                                     block_threads, s, a, st.stencil_rows.data(), st.stencil_table.data(),
-                                                     st.stencil_patterns, st.stencil_words, alpha, d_x, beta, d_y);
+    case spmv_algorithm::stencil:
+      // All loads of a row at once where rows hold <= 8.
+      if (st.stencil_unrolled) launch_stencil<8>(st, a, alpha, d_x, beta, d_y, sms, s);
+      else launch_stencil<0>(st, a, alpha, d_x, beta, d_y, sms, s);
       break;
-    }
     case spmv_algorithm::shared_cached:
       launch<spmv_shared_cached_kernel<block_threads, Value, Index>>(grid_for(a.rows, block_threads, sms), block_threads, s,
                                                                       a, alpha, d_x, beta, d_y);

@@ -403,7 +403,6 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
     if (table.usable()) {
       algorithm_ = spmv_algorithm::stencil;
       state_->stencil_patterns = table.patterns;
-      state_->stencil_words = static_cast<std::int32_t>(table.words.size());
       state_->stencil_unrolled = stats_.max_length <= 8;
       state_->stencil_rows = reduce::device_buffer<std::uint8_t>(table.pattern_of_row);
       state_->stencil_table = reduce::device_buffer<std::int32_t>(table.words);
@@ -461,7 +460,7 @@ std::string spmv_plan<Value, Index>::describe() const {
       << (state_->vector_streaming ? ", streaming loads" : "") << ")";
   if (algorithm_ == spmv_algorithm::stencil)
     o << " (" << state_->stencil_patterns << " row patterns, "
-      << state_->stencil_words - state_->stencil_patterns - 1 << " offsets"
+      << state_->stencil_table.size() - state_->stencil_patterns - 1 << " offsets"
       << (state_->stencil_unrolled ? ", 8 loads in flight" : "") << ")";
   if (algorithm_ == spmv_algorithm::merge)
     o << " (" << state_->merge.blocks.size() - 1 << " blocks of " << detail::merge_tile << " items, "

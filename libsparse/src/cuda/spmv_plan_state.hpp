@@ -167,10 +167,9 @@ struct spmv_plan_state {
   reduce::device_buffer<spmv_split_row> split_rows;
   reduce::device_buffer<double> partials;  // sized in bytes for double; float plans use the first half
   std::int32_t stencil_patterns = 0;                  // stencil: the table's pattern count
-  std::int32_t stencil_words = 0;                     //   and its length in words
   bool stencil_unrolled = false;                      //   every row <= 8 entries: the unrolled kernel
   reduce::device_buffer<std::uint8_t> stencil_rows;   //   the pattern of every row
-  reduce::device_buffer<std::int32_t> stencil_table;  //   stencil_table::words
+  reduce::device_buffer<std::int32_t> stencil_table;  //   stencil_table::words (its size: the word count)
 };
 
 int current_sm_count();  // spmv.cu

@@ -353,8 +353,16 @@ void launch_single_block(const typename R::value_type* x, const typename R::valu
   launch<single_block_kernel<Threads, Unroll, R>>(dim3(1), dim3(Threads), stream, x, y, n, r, d_out);
 }
 
-/// The usual shape (see the policy above). A single block takes the one-tile kernel (argmin/argmax,
-/// which reduce full tiles as trees, keep single_pass_kernel on a grid of one).
+/// One block of Threads x Unroll vectors for a call that fits it: the one-tile kernel, except for
+/// argmin/argmax, which reduce full tiles as trees and keep single_pass_kernel on a grid of one.
+template <int Threads, int Unroll, class R>
+void launch_one_block(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n, const R& r,
+                      typename R::out_type* d_out, void* scratch, cudaStream_t stream) {
+  if constexpr (has_add_tile<R>::value) launch_single_pass<Threads, R, Unroll>(x, y, n, r, d_out, scratch, stream, 1);
+  else launch_single_block<Threads, R, Unroll>(x, y, n, r, d_out, stream);
+}
+
+/// The usual shape (see the policy above).
 template <class R>
 void launch_default(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n,
                     const R& r, typename R::out_type* d_out, void* scratch, cudaStream_t stream) {
@@ -363,12 +371,9 @@ void launch_default(const typename R::value_type* x, const typename R::value_typ
                 "each single-block size is exactly one tile of its shape");
   const std::int64_t bytes = n * static_cast<std::int64_t>(sizeof(typename R::value_type));
   if (bytes <= small_block_bytes) {
-    if constexpr (has_add_tile<R>::value) launch_single_pass<default_threads>(x, y, n, r, d_out, scratch, stream, 1);
-    else launch_single_block<default_threads, R, default_unroll>(x, y, n, r, d_out, stream);
+    launch_one_block<default_threads, default_unroll>(x, y, n, r, d_out, scratch, stream);
   } else if (bytes <= single_block_bytes) {
-    if constexpr (has_add_tile<R>::value)
-      launch_single_pass<single_block_threads, R, single_block_unroll>(x, y, n, r, d_out, scratch, stream, 1);
-    else launch_single_block<single_block_threads, R, single_block_unroll>(x, y, n, r, d_out, stream);
+    launch_one_block<single_block_threads, single_block_unroll>(x, y, n, r, d_out, scratch, stream);
   } else if (bytes <= medium_bytes) {
     const int grid = policy_grid(n, sizeof(typename R::value_type), std::int64_t{medium_blocks_per_sm} * sm_count());
     launch_single_pass<medium_threads>(x, y, n, r, d_out, scratch, stream, grid);

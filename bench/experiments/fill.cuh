@@ -7,15 +7,19 @@
 namespace experiments {
 namespace {
 
+/// A 64-bit hash of (i, seed): the same on every grid.
+__device__ __forceinline__ std::uint64_t mix64(std::uint64_t i, std::uint64_t seed) {
+  std::uint64_t h = (i + seed) * 0x9E3779B97F4A7C15ull;
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 29;
+  return h;
+}
+
 __global__ void fill_uniform_kernel(float* x, std::int64_t n, std::uint64_t seed) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t h = (static_cast<std::uint64_t>(i) + seed) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    x[i] = static_cast<float>(static_cast<double>(h >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-  }
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    x[i] = static_cast<float>(static_cast<double>(mix64(static_cast<std::uint64_t>(i), seed) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
 }  // namespace

@@ -37,6 +37,8 @@
 #include "sparse/csr.hpp"
 #include "sparse/generate.hpp"
 #include "sparse/spmv.hpp"
+#include "fill.cuh"
+#include "spmv_harness.hpp"
 
 namespace cg = cooperative_groups;
 
@@ -48,13 +50,8 @@ constexpr int kThreads = 1024;
 // ---------------------------------------------------------------- part 1: raw gathers
 __global__ void fill_index_kernel(int* idx, std::int64_t n, std::int64_t range, std::uint64_t seed) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t h = (static_cast<std::uint64_t>(i) + seed) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    idx[i] = static_cast<int>(h % static_cast<std::uint64_t>(range));
-  }
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    idx[i] = static_cast<int>(experiments::mix64(static_cast<std::uint64_t>(i), seed) % static_cast<std::uint64_t>(range));
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
@@ -91,21 +88,30 @@ dsmem_gather_kernel(const int4* __restrict__ idx, std::int64_t n4, float* out) {
   cluster.sync();  // no block may leave while its shared memory can still be read
 }
 
+// A launch of `grid` kThreads-thread blocks in clusters of `c`, with `smem` bytes of dynamic shared memory.
+struct cluster_launch {
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr{};
+  cluster_launch(int c, int smem, int grid, cudaStream_t s) {
+    cfg.gridDim = dim3(static_cast<unsigned>(grid));
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+    cfg.stream = s;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = static_cast<unsigned>(c);
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+  }
+  cluster_launch(const cluster_launch&) = delete;  // cfg.attrs points into this object
+  cluster_launch& operator=(const cluster_launch&) = delete;
+};
+
 template <class... Params, class... Args>
 void launch_cluster(void (*kernel)(Params...), int c, int smem, int grid, cudaStream_t s, Args... args) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(grid));
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
-  cfg.stream = s;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = static_cast<unsigned>(c);
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  REDUCE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<Params>(args)...));
+  const cluster_launch l(c, smem, grid, s);
+  REDUCE_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, static_cast<Params>(args)...));
 }
 
 // Grid of as many clusters as fit at once (one block per SM with this much shared memory).
@@ -113,19 +119,9 @@ template <class... Params>
 int cluster_grid(void (*kernel)(Params...), int c, int smem) {
   REDUCE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   if (c > 8) REDUCE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(c));
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = static_cast<unsigned>(c);
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
+  const cluster_launch l(c, smem, c, nullptr);
   int clusters = 0;
-  REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
+  REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &l.cfg));
   if (clusters < 1) throw std::runtime_error("no cluster of " + std::to_string(c) + " fits");
   return clusters * c;
 }
@@ -258,22 +254,11 @@ variant cluster_variant(const sparse::csr_view<V, I>& a, const std::vector<I>& r
           [=](cudaStream_t s) { launch_cluster(k, C, smem, grid, s, a, x, y, partial, sp, parts); }};
 }
 
-std::vector<V> fetch(const V* d, std::int64_t n) {
-  std::vector<V> h(static_cast<std::size_t>(n));
-  REDUCE_CUDA_CHECK(cudaMemcpy(h.data(), d, sizeof(V) * h.size(), cudaMemcpyDeviceToHost));
-  return h;
-}
-
 bool run_class(const sparse::benchmark_matrix& m, cudaStream_t stream) {
   const auto host = sparse::generate<V, I>(m.params);
   sparse::device_csr<V, I> d(host);
   const auto a = d.view();
-  std::vector<V> hx(static_cast<std::size_t>(a.cols));
-  std::uint64_t state = 12345;
-  for (auto& v : hx) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    v = static_cast<V>(static_cast<double>(state >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-  }
+  const std::vector<V> hx = experiments::fixed_random_x<V>(a.cols);
   reduce::device_buffer<V> x(hx.size()), y(static_cast<std::size_t>(a.rows)), y_peer(static_cast<std::size_t>(a.rows)),
       partial(static_cast<std::size_t>(a.rows));
   REDUCE_CUDA_CHECK(cudaMemcpy(x.data(), hx.data(), sizeof(V) * hx.size(), cudaMemcpyHostToDevice));
@@ -296,11 +281,7 @@ bool run_class(const sparse::benchmark_matrix& m, cudaStream_t stream) {
   }
 
   sparse::cusparse_spmv<V, I> peer(a, sparse::cusparse_algorithm::alg1, x.data(), y_peer.data(), V(1), V(0), stream);
-  peer.run(V(1), V(0), stream);
-  REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const auto ref = fetch(y_peer.data(), a.rows);
-  double scale = 0;
-  for (V v : ref) scale = std::max(scale, std::fabs(static_cast<double>(v)));
+  const auto ref = experiments::run_peer(peer, y_peer.data(), a.rows, stream);
   gpukit::cuda_timer timer(stream);
   std::printf("\n%s: %lld rows, %lld cols, %lld entries\n", m.name.c_str(), static_cast<long long>(a.rows),
               static_cast<long long>(a.cols), static_cast<long long>(a.nnz));
@@ -311,10 +292,8 @@ bool run_class(const sparse::benchmark_matrix& m, cudaStream_t stream) {
     REDUCE_CUDA_CHECK(cudaMemsetAsync(y.data(), 0xFF, sizeof(V) * static_cast<std::size_t>(a.rows), stream));
     v.launch(stream);
     REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const auto got = fetch(y.data(), a.rows);
     double worst = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - ref[i]));
-    const bool close = worst <= 1e-4 * std::max(scale, 1e-30) && worst == worst;
+    const bool close = ref.close(experiments::fetch(y.data(), a.rows), &worst);
     ok = ok && close;
     const double us = timer.time([&] { v.launch(stream); }, {5, 41}).median_us;
     std::printf("  %-58s %9.1f us  %.3fx ALG1  max|diff| %.2e%s\n", v.name.c_str(), us, alg1 / us, worst,
@@ -328,35 +307,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> classes{"random16", "random1000"};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--classes" && i + 1 < argc) {
-      classes.clear();
-      std::string list = argv[++i];
-      for (std::size_t p = 0; p <= list.size();) {
-        const std::size_t q = std::min(list.find(',', p), list.size());
-        classes.push_back(list.substr(p, q - p));
-        p = q + 1;
-      }
-    } else {
+    if (arg == "--classes" && i + 1 < argc) classes = experiments::split_commas(argv[++i]);
+    else {
       std::fprintf(stderr, "usage: spmv_cluster [--classes a,b]\n");
       return 2;
     }
   }
-  try {
-    cudaDeviceProp prop{};
-    REDUCE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("GPU: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
-    cudaStream_t stream;
-    REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    raw_gathers(stream);
-    bool ok = true;
-    for (const auto& m : sparse::benchmark_matrices(false))
-      for (const auto& c : classes)
-        if (m.name == c) ok = run_class(m, stream) && ok;
-    REDUCE_CUDA_CHECK(cudaStreamDestroy(stream));
-    std::printf("\nRESULT: %s\n", ok ? "every variant close to cuSPARSE" : "FAIL");
-    return ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "spmv_cluster: error: %s\n", e.what());
-    return 1;
-  }
+  return experiments::run_classes("spmv_cluster", classes, "every variant close to cuSPARSE", run_class, raw_gathers);
 }

@@ -14,7 +14,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cub/block/block_scan.cuh>
 
 #include <cmath>
 #include <cstdint>
@@ -26,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include <cub/block/block_scan.cuh>
+
 #include "cuda_timer.hpp"
 #include "reduce/cuda/check.hpp"
 #include "reduce/device_buffer.hpp"
@@ -33,6 +34,7 @@
 #include "sparse/generate.hpp"
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive.cuh"
+#include "spmv_harness.hpp"
 #include "spmv_plan_state.hpp"
 #include "spmv_row_kernels.cuh"
 
@@ -515,22 +517,11 @@ std::vector<variant> laplace_variants(const sparse::csr_view<V, I>& a, const V* 
   return vs;
 }
 
-std::vector<V> fetch(const V* d, std::int64_t n) {
-  std::vector<V> h(static_cast<std::size_t>(n));
-  REDUCE_CUDA_CHECK(cudaMemcpy(h.data(), d, sizeof(V) * h.size(), cudaMemcpyDeviceToHost));
-  return h;
-}
-
 bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream) {
   const auto host = sparse::generate<V, I>(m.params);
   sparse::device_csr<V, I> d(host);
   const auto a = d.view();
-  std::vector<V> hx(static_cast<std::size_t>(a.cols));
-  std::uint64_t state = 12345;
-  for (auto& v : hx) {  // fixed pseudo-random x in [-1, 1)
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    v = static_cast<V>(static_cast<double>(state >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-  }
+  const std::vector<V> hx = experiments::fixed_random_x<V>(a.cols);
   reduce::device_buffer<V> x(hx.size()), y(static_cast<std::size_t>(a.rows)), y_peer(static_cast<std::size_t>(a.rows));
   REDUCE_CUDA_CHECK(cudaMemcpy(x.data(), hx.data(), sizeof(V) * hx.size(), cudaMemcpyHostToDevice));
   const std::int64_t bytes = a.nnz * static_cast<std::int64_t>(sizeof(V) + sizeof(I)) + (a.rows + 1) * 4 +
@@ -622,11 +613,7 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
   }
 
   sparse::cusparse_spmv<V, I> peer(a, sparse::cusparse_algorithm::alg1, x.data(), y_peer.data(), V(1), V(0), stream);
-  peer.run(V(1), V(0), stream);
-  REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const auto ref_peer = fetch(y_peer.data(), a.rows);
-  double scale = 0;
-  for (V v : ref_peer) scale = std::max(scale, std::fabs(static_cast<double>(v)));
+  const auto ref_peer = experiments::run_peer(peer, y_peer.data(), a.rows, stream);
 
   bool ok = true;
   std::map<std::string, std::vector<V>> ref_bits;
@@ -643,14 +630,11 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
       REDUCE_CUDA_CHECK(cudaMemsetAsync(y.data(), 0xFF, sizeof(V) * static_cast<std::size_t>(a.rows), stream));  // NaN poison
       v.launch(stream);
       REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
-      const auto got = fetch(y.data(), a.rows);
+      const auto got = experiments::fetch(y.data(), a.rows);
       auto& ref = ref_bits[v.family];
       if (ref.empty()) ref = got;  // the family's first variant (the library's choice comes first)
       const bool same = std::memcmp(got.data(), ref.data(), sizeof(V) * got.size()) == 0;
-      double worst = 0;
-      for (std::size_t i = 0; i < got.size(); ++i)
-        worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - ref_peer[i]));
-      const bool close = worst <= 1e-4 * std::max(scale, 1e-30) && worst == worst;
+      const bool close = ref_peer.close(got, nullptr);
       if (!same || !close) ok = false;
       if (once) {
         std::printf("  %-52s %s\n", v.name.c_str(), same && close ? "ok" : "MISMATCH");
@@ -671,34 +655,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--once") once = true;
-    else if (a == "--classes" && i + 1 < argc) {
-      classes.clear();
-      std::string list = argv[++i];
-      for (std::size_t p = 0; p <= list.size();) {
-        const std::size_t q = std::min(list.find(',', p), list.size());
-        classes.push_back(list.substr(p, q - p));
-        p = q + 1;
-      }
-    } else {
+    else if (a == "--classes" && i + 1 < argc) classes = experiments::split_commas(argv[++i]);
+    else {
       std::fprintf(stderr, "usage: spmv_variants [--once] [--classes a,b]\n");
       return 2;
     }
   }
-  try {
-    cudaDeviceProp prop{};
-    REDUCE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("GPU: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
-    cudaStream_t stream;
-    REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    bool ok = true;
-    for (const auto& m : sparse::benchmark_matrices(false))
-      for (const auto& c : classes)
-        if (m.name == c) ok = run_class(m, once, stream) && ok;
-    REDUCE_CUDA_CHECK(cudaStreamDestroy(stream));
-    std::printf("\nRESULT: %s\n", ok ? "all variants bitwise equal to the library kernel and close to cuSPARSE" : "FAIL");
-    return ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "spmv_variants: error: %s\n", e.what());
-    return 1;
-  }
+  return experiments::run_classes("spmv_variants", classes,
+                                  "all variants bitwise equal to the library kernel and close to cuSPARSE",
+                                  [&](const sparse::benchmark_matrix& m, cudaStream_t s) { return run_class(m, once, s); });
 }

@@ -144,7 +144,14 @@ void raw_gathers(cudaStream_t stream) {
   std::printf("Part 1: 32M random 4-byte gathers, index stream coalesced (int4), 1024-thread blocks\n");
   const std::int64_t n = std::int64_t{1} << 25;
   gpukit::cuda_timer timer(stream);
-  reduce::device_buffer<float> out(static_cast<std::size_t>(132 * 2 * kThreads) * 16);
+  int per_sm = 0, sms = 0, threads_per_sm = 0, dev = 0;
+  REDUCE_CUDA_CHECK(cudaGetDevice(&dev));
+  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+  REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, global_gather_kernel, kThreads, 0));
+  // One sink value per thread (the sums are written so the gathers are not optimized away). Every grid
+  // here is one wave of resident blocks, so at most threads_per_sm per SM.
+  reduce::device_buffer<float> out(static_cast<std::size_t>(sms) * static_cast<std::size_t>(threads_per_sm));
   {
     const std::int64_t range = 2000000;  // random16's x: 8 MB, L2-resident
     reduce::device_buffer<int> idx(static_cast<std::size_t>(n));
@@ -152,10 +159,6 @@ void raw_gathers(cudaStream_t stream) {
     REDUCE_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, sizeof(float) * static_cast<std::size_t>(range), stream));
     fill_index_kernel<<<1024, 256, 0, stream>>>(idx.data(), n, range, 7);
     REDUCE_CHECK_LAUNCH();
-    int per_sm = 0, sms = 0, dev = 0;
-    REDUCE_CUDA_CHECK(cudaGetDevice(&dev));
-    REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, global_gather_kernel, kThreads, 0));
     const int grid = per_sm * sms;
     const auto* idx4 = reinterpret_cast<const int4*>(idx.data());
     const double us = timer.time([&] {

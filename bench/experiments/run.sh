@@ -9,15 +9,16 @@ set -uo pipefail
 mkdir -p "$1" && out=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-$root/build-experiments}
+exps=(launch_floor reduce_large reduce_small spmv_variants spmv_cluster)
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.')
 [ -n "$arch" ] || { echo "run.sh: no GPU (nvidia-smi found none)" >&2; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
   -DGPUKIT_BUILD_EXPERIMENTS=ON -DGPUKIT_BUILD_TESTS=OFF >"$out/build.txt" 2>&1 &&
-  cmake --build "$build" -j "$(nproc)" --target spmv_variants spmv_cluster reduce_small reduce_large launch_floor >>"$out/build.txt" 2>&1 ||
+  cmake --build "$build" -j "$(nproc)" --target "${exps[@]}" >>"$out/build.txt" 2>&1 ||
   { tail -30 "$out/build.txt"; exit 1; }
 status=0
-for exp in launch_floor reduce_large reduce_small spmv_variants spmv_cluster; do
+for exp in "${exps[@]}"; do
   [ -x "$build/bench/experiments/$exp" ] || continue
   echo "== $exp"
   args=()
@@ -69,7 +70,7 @@ fi
   echo "reduce_large (the library's rows and CUB's: sum at 2^26, 2^28, 2^30; segmented 1000 x 100k):"
   grep -E '^(cub::|libreduce)' "$out/reduce_large.txt" 2>/dev/null | sed 's/^/  /'
   echo "spmv_variants:"
-  grep -E 'cuSPARSE ALG1|scalar \(library|stencil \(library|stencil( unroll 8)?, 8 blocks|stencil scan, 8|blocks/SM \(before\)|W=4 entries=cached x=ldg|adaptive entries=once x=ldg( min 4|  )|block_per_row (128 x=cg  |256 x=cg grid [0-9]+ \(library)|^RESULT' \
+  grep -E 'cuSPARSE ALG1|scalar \(library|stencil \(library|stencil( unroll 8)?, 8 blocks|stencil scan, 8|stencil staged|blocks/SM \(before\)|W=4 entries=cached x=ldg|adaptive entries=once x=ldg( min 4|  )|block_per_row (128 x=cg  |256 x=cg grid [0-9]+ \(library)|^RESULT' \
     "$out/spmv_variants.txt" 2>/dev/null | sed 's/^/  /'
   echo "spmv_cluster (random gathers from L2 and from a cluster's distributed shared memory; the prototype SpMV):"
   grep -E 'G gathers/s|cuSPARSE ALG1|library automatic|^  cluster|^RESULT' "$out/spmv_cluster.txt" 2>/dev/null | sed 's/^/  /'
@@ -77,7 +78,7 @@ fi
     echo "ncu (L2 read sectors decide the gather-bound classes):"
     sed 's/^/  /' "$out/ncu-spmv.txt"
   fi
-  for exp in launch_floor reduce_large reduce_small spmv_variants spmv_cluster; do
+  for exp in "${exps[@]}"; do
     grep -qE 'FAIL|MISMATCH|OUT OF BOUND|NOT DETERMINISTIC' "$out/$exp.txt" 2>/dev/null && echo "  $exp: FAILED a check (see $exp.txt)"
   done
   [ $status -eq 0 ] && echo "experiments: every check passed" || echo "experiments: FAILED"

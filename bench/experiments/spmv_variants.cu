@@ -279,9 +279,7 @@ stencil_variant_kernel(sparse::csr_view<V, I> a, const std::uint8_t* __restrict_
                        const std::int32_t* __restrict__ table, int patterns, int words, const V* __restrict__ x,
                        V* __restrict__ y) {
   __shared__ std::int32_t s_table[sparse::detail::stencil_table_words];
-  for (int i = threadIdx.x; i < words; i += blockDim.x) s_table[i] = table[i];
-  __syncthreads();
-  const std::int32_t* off = s_table + patterns + 1;
+  const std::int32_t* off = sparse::detail::stage_stencil_table(s_table, table, patterns, words);
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); row0 < a.rows;
@@ -340,9 +338,7 @@ stencil_staged_kernel(sparse::csr_view<V, I> a, const std::uint8_t* __restrict__
   __shared__ std::int32_t s_table[sparse::detail::stencil_table_words];
   __shared__ typename scan_t::TempStorage scan_tmp;
   extern __shared__ V s_vals[];  // Threads * RPT * max_len values
-  for (int i = threadIdx.x; i < words; i += blockDim.x) s_table[i] = table[i];
-  __syncthreads();
-  const std::int32_t* off = s_table + patterns + 1;
+  const std::int32_t* off = sparse::detail::stage_stencil_table(s_table, table, patterns, words);
   constexpr int tile = Threads * RPT;
   const std::int64_t tiles = (a.rows + tile - 1) / tile;
   for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {

@@ -235,6 +235,17 @@ __device__ __forceinline__ Value stencil_row_dot(const csr_view<Value, Index>& a
   return s;
 }
 
+/// Copies the stencil table (stencil_table::words words: begin[patterns + 1], then every pattern's
+/// offsets) into the block's `shared` array of stencil_table_words; returns where the offsets start there.
+/// Every thread of the block must call it (it ends with a barrier).
+__device__ __forceinline__ const std::int32_t* stage_stencil_table(std::int32_t* shared,
+                                                                   const std::int32_t* __restrict__ table,
+                                                                   int patterns, int words) {
+  for (int i = threadIdx.x; i < words; i += blockDim.x) shared[i] = table[i];
+  __syncthreads();
+  return shared + patterns + 1;
+}
+
 template <int Unroll, class Value, class Index>
 __global__ void __launch_bounds__(256)
 spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ pattern_of_row,
@@ -242,9 +253,7 @@ spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ p
                     const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
   static_assert(Unroll == 0 || Unroll == 8, "a plain loop, or 8 loads in flight");
   __shared__ std::int32_t s_table[stencil_table_words];
-  for (int i = threadIdx.x; i < words; i += blockDim.x) s_table[i] = table[i];
-  __syncthreads();
-  const std::int32_t* off = s_table + patterns + 1;
+  const std::int32_t* off = stage_stencil_table(s_table, table, patterns, words);
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); row0 < a.rows;

@@ -58,6 +58,7 @@ struct class_result {
   double bytes = 0;
   double stencil_bytes = 0;    // what stencil moves (no col_idx)
   std::string stencil_why_not;  // non-empty: stencil does not apply (not timed)
+  std::string windowed_why_not;  // non-empty: windowed does not apply (not timed)
   std::string automatic_plan;
   std::string csr_choice;  // choose_algorithm(): automatic's pick among the CSR kernels (stencil aside)
   std::vector<timing> t;
@@ -116,7 +117,8 @@ class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmu
   auto algs = sparse::concrete_spmv_algorithms();
   algs.push_back(sparse::spmv_algorithm::automatic);
   for (auto alg : algs) {
-    const auto maybe = plan_if_applicable(d, alg, c.stencil_why_not);  // analysis and uploads: untimed
+    const auto maybe = plan_if_applicable(  // analysis and uploads: untimed
+        d, alg, alg == sparse::spmv_algorithm::windowed ? c.windowed_why_not : c.stencil_why_not);
     if (!maybe) continue;
     const sparse::spmv_plan<V, I>& plan = *maybe;
     dy.fill_bytes(0xFF);
@@ -188,7 +190,7 @@ int bench_command(int argc, char** argv) {
   }
 
   const std::vector<std::string> names = {"scalar",   "shared_cached", "warp_per_row", "vector",        "adaptive",
-                                          "block_per_row", "merge", "warp_stream", "stencil", "automatic",    "cusparse_alg1", "cusparse_alg2"};
+                                          "block_per_row", "merge", "warp_stream", "stencil", "windowed", "automatic",    "cusparse_alg1", "cusparse_alg2"};
   std::cout << "\nmedian us (GB/s of minimum bytes)\n" << std::left << std::setw(12) << "class";
   for (const auto& n : names) std::cout << std::right << std::setw(15) << n;
   std::cout << std::setw(9) << "auto/A1" << std::setw(9) << "auto/A2" << "\n";
@@ -200,7 +202,7 @@ int bench_command(int argc, char** argv) {
   for (const auto& c : results) {
     std::cout << std::left << std::setw(12) << c.name;
     for (const auto& n : names) {
-      if (!c.find(n)) {  // stencil on a matrix it does not apply to
+      if (!c.find(n)) {  // stencil or windowed on a matrix it does not apply to
         std::cout << std::right << std::setw(15) << "n/a";
         continue;
       }
@@ -220,7 +222,7 @@ int bench_command(int argc, char** argv) {
     }
   }
   const double geomean = anchors ? std::exp(log_sum / anchors) : 0;
-  // The same with automatic held to the CSR kernels (its choice before it considers stencil).
+  // The same with automatic held to the CSR kernels (its choice before it considers stencil or windowed).
   double csr_log_sum = 0;
   for (const auto& c : results)
     if (c.anchor) csr_log_sum += std::log(c.get("cusparse_alg1").us / c.get(c.csr_choice).us);
@@ -234,6 +236,12 @@ int bench_command(int argc, char** argv) {
                 << " MB): " << fixed(c.stencil_bytes / (t->us * 1e3), 0) << " GB/s of its own bytes\n";
     else
       std::cout << "not run: " << c.stencil_why_not << "\n";
+  }
+  std::cout << "\nwindowed reads its own copy of the entries (a 32-bit word and the value each, padding below):\n";
+  for (const auto& c : results) {
+    std::cout << "  " << std::left << std::setw(12) << c.name;
+    if (const timing* t = c.find("windowed")) std::cout << t->plan << "\n";
+    else std::cout << "not run: " << c.windowed_why_not << "\n";
   }
   if (explore) {
     std::cout << "\nexplore: vector at every forced width, median us (GB/s)\n";
@@ -261,7 +269,7 @@ int bench_command(int argc, char** argv) {
   }
   std::cout << "  " << (geomean >= 1.25 ? "PASS" : "MISS") << "  geometric mean of ALG1 / automatic >= 1.25: "
             << fixed(geomean, 3) << "x\n";
-  std::cout << "        (automatic held to the CSR kernels, no stencil: " << fixed(csr_geomean, 3) << "x)\n";
+  std::cout << "        (automatic held to the CSR kernels, no stencil or windowed: " << fixed(csr_geomean, 3) << "x)\n";
   for (const auto& c : results) {
     if (c.name != "laplace2d" && c.name != "laplace3d") continue;
     const double gbs = c.get("automatic").gbs;
@@ -290,6 +298,7 @@ int bench_command(int argc, char** argv) {
     j.field("automatic_plan", c.automatic_plan).field("automatic_csr_choice", c.csr_choice);
     j.field("stencil_bytes", c.stencil_bytes);
     if (!c.stencil_why_not.empty()) j.field("stencil_not_applicable", c.stencil_why_not);
+    if (!c.windowed_why_not.empty()) j.field("windowed_not_applicable", c.windowed_why_not);
     j.field("automatic_vs_alg1", c.get("cusparse_alg1").us / c.get("automatic").us);
     j.field("automatic_vs_alg2", c.get("cusparse_alg2").us / c.get("automatic").us);
     j.begin_array("timings");

@@ -158,7 +158,7 @@ int run_typed(const options& opt) {
       const auto maybe = plan_if_applicable(d, alg, why);
       if (!maybe) {  // skipped under "all", an error when asked for
         if (opt.algorithm != "all") throw std::runtime_error(opt.path + ": " + why);
-        std::cout << "stencil    not run: " << why << "\n";
+        std::cout << std::left << std::setw(11) << sparse::to_string(alg) << "not run: " << why << "\n";
         continue;
       }
       const sparse::spmv_plan<V, I>& plan = *maybe;

@@ -9,7 +9,7 @@ set -uo pipefail
 mkdir -p "$1" && out=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-$root/build-experiments}
-exps=(launch_floor reduce_large reduce_small spmv_variants spmv_cluster)
+exps=(launch_floor reduce_large reduce_small spmv_variants spmv_cluster spmv_windowed)
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.')
 [ -n "$arch" ] || { echo "run.sh: no GPU (nvidia-smi found none)" >&2; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
@@ -37,25 +37,14 @@ if [ -z "${NO_NCU:-}" ] && command -v ncu >/dev/null; then
   timeout 240 ncu --clock-control none --print-units base --metrics "$metrics" --csv --page raw \
     "$build/bench/experiments/spmv_variants" --once --classes random16,powerlaw,random1000 \
     >"$out/ncu-spmv.csv" 2>"$out/ncu-spmv.err" || echo "ncu failed or timed out (see ncu-spmv.err)"
-  python3 - "$out/ncu-spmv.csv" >"$out/ncu-spmv.txt" <<'PY' || true
-import csv, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-if not rows: sys.exit(0)
-head = rows[0]; data = rows[2:]
-col = {k: head.index(k) for k in head}
-def g(r, k):
-    try: return float(r[col[k]].replace(',', ''))
-    except Exception: return float('nan')
-print(f"{'kernel':<60} {'us':>7} {'DRAM rd MB':>10} {'L2 rd sect M':>12} {'L2 hit%':>7} {'L1 hit%':>7} {'L2 %pk':>7} {'DRAM %pk':>8}")
-for r in data:
-    name = r[col['Kernel Name']].replace('void ', '').split('(')[0][:60]
-    sect = g(r, 'lts__t_sectors_srcunit_tex_op_read.sum'); hit = g(r, 'lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum')
-    print(f"{name:<60} {g(r,'gpu__time_duration.sum')/1e3:7.1f} {g(r,'dram__bytes_read.sum')/1e6:10.1f} {sect/1e6:12.2f} "
-          f"{100*hit/sect if sect else 0:7.1f} {g(r,'l1tex__t_sector_hit_rate.pct'):7.1f} "
-          f"{g(r,'lts__throughput.avg.pct_of_peak_sustained_elapsed'):7.1f} "
-          f"{g(r,'dram__throughput.avg.pct_of_peak_sustained_elapsed'):8.1f}")
-PY
+  python3 "$root/bench/experiments/ncu_table.py" "$out/ncu-spmv.csv" >"$out/ncu-spmv.txt" || true
   cat "$out/ncu-spmv.txt"
+  echo "== ncu: the windowed kernels on random16"
+  timeout 120 ncu --clock-control none --print-units base --metrics "$metrics" --csv --page raw -k regex:windowed \
+    "$build/bench/experiments/spmv_windowed" --once >"$out/ncu-windowed.csv" 2>"$out/ncu-windowed.err" ||
+    echo "ncu failed or timed out (see ncu-windowed.err)"
+  python3 "$root/bench/experiments/ncu_table.py" "$out/ncu-windowed.csv" >"$out/ncu-windowed.txt" || true
+  cat "$out/ncu-windowed.txt"
 fi
 {
   # The figures the READMEs quote from these studies: the library's rows against the peer's.
@@ -74,9 +63,15 @@ fi
     "$out/spmv_variants.txt" 2>/dev/null | sed 's/^/  /'
   echo "spmv_cluster (random gathers from L2 and from a cluster's distributed shared memory; the prototype SpMV):"
   grep -E 'G gathers/s|cuSPARSE ALG1|library automatic|^  cluster|^RESULT' "$out/spmv_cluster.txt" 2>/dev/null | sed 's/^/  /'
+  echo "spmv_windowed (entries in column-window order, so an SM's L1 serves repeated gathers of x):"
+  grep -E 'cuSPARSE ALG1|library|match_any|U=8, free|^RESULT' "$out/spmv_windowed.txt" 2>/dev/null | sed 's/^/  /'
   if [ -s "$out/ncu-spmv.txt" ]; then
     echo "ncu (L2 read sectors decide the gather-bound classes):"
     sed 's/^/  /' "$out/ncu-spmv.txt"
+  fi
+  if [ -s "$out/ncu-windowed.txt" ]; then
+    echo "ncu, windowed kernels on random16:"
+    sed 's/^/  /' "$out/ncu-windowed.txt"
   fi
   for exp in "${exps[@]}"; do
     grep -qE 'FAIL|MISMATCH|OUT OF BOUND|NOT DETERMINISTIC' "$out/$exp.txt" 2>/dev/null && echo "  $exp: FAILED a check (see $exp.txt)"

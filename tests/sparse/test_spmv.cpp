@@ -14,6 +14,7 @@
 // Rows whose S_i is not finite (NaN/Inf in x) are compared for NaN-ness / exact Inf instead.
 #include <boost/mpl/list.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -251,14 +252,28 @@ sparse::detail::stencil_table host_stencil_table(const sparse::host_csr<V, I>& a
       chunk);
 }
 
+/// Whether the windowed algorithm takes the matrix (its only limit: columns that fit 22 bits).
+template <class V, class I>
+bool windowed_applies(const sparse::host_csr<V, I>& a) {
+  return a.cols() <= sparse::detail::windowed_max_cols;
+}
+
+/// Whether `alg` applies to `a` (stencil and windowed refuse some matrices; every other algorithm takes all).
+template <class V, class I>
+bool applies(sparse::spmv_algorithm alg, const sparse::host_csr<V, I>& a) {
+  if (alg == sparse::spmv_algorithm::stencil) return host_stencil_table(a).usable();
+  if (alg == sparse::spmv_algorithm::windowed) return windowed_applies(a);
+  return true;
+}
+
 struct check_result {
   std::set<int> widths;  ///< the vector widths the plans chose (every width 2..32 must run)
   int matrices_run = 0;  ///< matrices the algorithm ran on (stencil applies to some only)
 };
 
 /// The one check: every matrix, every scenario, through the CPU path or one GPU algorithm. `stencil`
-/// runs where the host-side table says it applies (and its plan must throw elsewhere), and must give
-/// bitwise scalar's result.
+/// and `windowed` run where they apply (and their plans must throw elsewhere), and must give bitwise
+/// scalar's result (the same sum in the same order).
 template <class V, class I>
 check_result check_all_matrices(path p, sparse::spmv_algorithm alg = sparse::spmv_algorithm::automatic) {
   check_result result;
@@ -268,7 +283,7 @@ check_result check_all_matrices(path p, sparse::spmv_algorithm alg = sparse::spm
     const std::vector<V> x = test::random_vector<V>(a.cols(), V(-1), V(1), ++stream);
     std::unique_ptr<sparse::device_csr<V, I>> d;
     if (p == path::gpu) d = std::make_unique<sparse::device_csr<V, I>>(a);
-    if (p == path::gpu && alg == sparse::spmv_algorithm::stencil && !host_stencil_table(a).usable()) {
+    if (p == path::gpu && !applies(alg, a)) {
       BOOST_CHECK_THROW((sparse::spmv_plan<V, I>(*d, alg)), std::invalid_argument);
       continue;
     }
@@ -288,11 +303,11 @@ check_result check_all_matrices(path p, sparse::spmv_algorithm alg = sparse::spm
       if (plan.algorithm() == sparse::spmv_algorithm::vector) result.widths.insert(plan.vector_width());
       const auto y = gpu_run(plan, alpha, x, beta, y0);
       check_rows(ctx + " " + plan.describe(), a, alpha, x, beta, y0, y, peer ? &*peer : nullptr);
-      if (plan.algorithm() == sparse::spmv_algorithm::stencil) {
+      if (plan.algorithm() == sparse::spmv_algorithm::stencil || plan.algorithm() == sparse::spmv_algorithm::windowed) {
         const sparse::spmv_plan<V, I> scalar(*d, sparse::spmv_algorithm::scalar);
         const auto ys = gpu_run(scalar, alpha, x, beta, y0);
         BOOST_TEST(std::memcmp(y.data(), ys.data(), y.size() * sizeof(V)) == 0,
-                   ctx << ": stencil differs bitwise from scalar (same order, same arithmetic)");
+                   ctx << ": " << plan.describe() << " differs bitwise from scalar (same order, same arithmetic)");
       }
     }
   }
@@ -323,7 +338,7 @@ int check_nan_rows_of(path p, const sparse::host_csr<V, I>& a) {
       runs.emplace_back("cpu", y);
     } else {
       for (auto alg : algorithms_under_test()) {
-        if (alg == sparse::spmv_algorithm::stencil && !host_stencil_table(a).usable()) continue;
+        if (!applies(alg, a)) continue;
         const sparse::spmv_plan<V, I> plan(*d, alg);
         stencil_runs += plan.algorithm() == sparse::spmv_algorithm::stencil;
         runs.emplace_back(plan.describe(), gpu_run(plan, alpha, x, beta, y0));
@@ -378,6 +393,7 @@ SPMV_GPU_CASE(block_per_row)
 SPMV_GPU_CASE(merge)
 SPMV_GPU_CASE(warp_stream)
 SPMV_GPU_CASE(stencil)
+SPMV_GPU_CASE(windowed)
 SPMV_GPU_CASE(automatic)
 #undef SPMV_GPU_CASE
 
@@ -399,7 +415,7 @@ GPU_TEST_CASE(every_algorithm_is_run_to_run_deterministic) {
     const auto x = test::random_vector<float>(a.cols(), -1.f, 1.f, 41);
     const auto y0 = test::random_vector<float>(a.rows(), -1.f, 1.f, 42);
     for (auto alg : algorithms_under_test()) {
-      if (alg == sparse::spmv_algorithm::stencil && !host_stencil_table(a).usable()) continue;
+      if (!applies(alg, a)) continue;
       const sparse::spmv_plan<float, int32_t> plan(d, alg);
       const auto first = gpu_run(plan, 1.25f, x, 0.5f, y0);
       for (int run = 0; run < 5; ++run) {
@@ -477,7 +493,7 @@ CPU_TEST_CASE(algorithm_names_round_trip) {
   for (auto a : algorithms_under_test()) BOOST_TEST((sparse::parse_spmv_algorithm(sparse::to_string(a)) == a));
   BOOST_TEST((sparse::parse_spmv_algorithm("auto") == sparse::spmv_algorithm::automatic));
   BOOST_CHECK_THROW(sparse::parse_spmv_algorithm("csr_vector"), std::invalid_argument);
-  BOOST_TEST(sparse::concrete_spmv_algorithms().size() == 9u);
+  BOOST_TEST(sparse::concrete_spmv_algorithms().size() == 10u);
 }
 
 CPU_TEST_CASE(row_stats_are_exact) {
@@ -709,6 +725,133 @@ CPU_TEST_CASE(stencil_table_reproduces_every_column_where_it_applies) {
              host_stencil_table(many).why_not);
   const auto wide = from_lengths(4000, std::vector<int64_t>(40, 32), 72);  // 40 patterns x 32 offsets
   BOOST_TEST(host_stencil_table(wide).why_not.find("table words") != std::string::npos, host_stencil_table(wide).why_not);
+}
+
+// White-box, and the CPU path of the windowed kernel's arithmetic: every layout holds each entry exactly
+// once, each row's entries in column order, no row twice in a group of 32, whole groups per warp, and
+// words that decode to the entry's row and column; summing it as the kernel does (a fused multiply-add
+// per entry into its row, in list order) gives bitwise the sum of the CPU's row-order fma chain (scalar's
+// arithmetic). Several window widths, row caps and warp counts, on every test matrix.
+CPU_TEST_CASE(windowed_layout_holds_every_entry_once_in_row_order) {
+  namespace d = sparse::detail;
+  struct shape {
+    int window, max_rows;
+    std::int64_t warps;
+  };
+  int built = 0;
+  std::int64_t padded = 0;
+  for (const auto& nm : matrices()) {
+    const auto& a = nm.a;
+    const auto& ptr = a.row_ptr();
+    const auto& col = a.col_idx();
+    const auto x = test::random_vector<double>(a.cols(), -1.0, 1.0, 91);
+    std::vector<double> chain(static_cast<std::size_t>(a.rows()), 0.0);  // scalar's order: fma in column order
+    for (int64_t i = 0; i < a.rows(); ++i)
+      for (auto q = ptr[i]; q < ptr[i + 1]; ++q)
+        chain[static_cast<std::size_t>(i)] = std::fma(a.values()[q], x[static_cast<std::size_t>(col[q])], chain[static_cast<std::size_t>(i)]);
+    for (const shape sh : {shape{4096, 1023, 64}, shape{1, 5, 7}, shape{4, 1023, 1}}) {
+      const auto w = d::build_windowed_layout<int64_t>(a.rows(), a.cols(), ptr.data(), col.data(), sh.warps, sh.window, sh.max_rows);
+      const std::string ctx = nm.name + " window " + std::to_string(sh.window) + " rows " + std::to_string(sh.max_rows);
+      BOOST_TEST_REQUIRE(w.usable(), ctx << ": " << w.why_not);
+      ++built;
+      padded += w.padding;
+      BOOST_TEST_REQUIRE(w.packed.size() == w.source.size());
+      BOOST_TEST_REQUIRE(static_cast<int64_t>(w.warp_row0.size()) == w.warps() + 1);
+      BOOST_TEST_REQUIRE((w.warp_row0.front() == 0 && w.warp_row0.back() == a.rows()));
+      BOOST_TEST_REQUIRE(w.warp_begin.back() == static_cast<int64_t>(w.packed.size()));
+      BOOST_TEST(w.padding == static_cast<int64_t>(w.packed.size()) - a.nnz());
+      std::vector<int> seen(static_cast<std::size_t>(a.nnz()), 0);
+      std::vector<int64_t> last(static_cast<std::size_t>(a.rows()), -1);  // last source index per row
+      std::vector<double> y(static_cast<std::size_t>(a.rows()), 0.0);
+      int64_t wrong = 0, block_rows = 0;
+      for (int64_t g = 0; g < w.warps(); ++g) {
+        const int64_t r0 = w.warp_row0[static_cast<std::size_t>(g)], r1 = w.warp_row0[static_cast<std::size_t>(g) + 1];
+        const int64_t b = w.warp_begin[static_cast<std::size_t>(g)], e = w.warp_begin[static_cast<std::size_t>(g) + 1];
+        wrong += r1 < r0 || r1 - r0 > sh.max_rows || b % 32 != 0 || e < b;
+        if (g % d::windowed_warps_per_block == 0) {
+          const int64_t end = std::min<int64_t>(g + d::windowed_warps_per_block, w.warps());
+          block_rows = std::max(block_rows, w.warp_row0[static_cast<std::size_t>(end)] - r0);
+        }
+        for (int64_t q = b; q < e; q += 32) {
+          std::set<int64_t> rows_in_group;
+          for (int64_t k = q; k < std::min(q + 32, e); ++k) {
+            const std::uint32_t word = w.packed[static_cast<std::size_t>(k)];
+            const int64_t src = w.source[static_cast<std::size_t>(k)];
+            if (src < 0) {
+              wrong += word != d::windowed_pad;
+              continue;
+            }
+            // The row holding entry src, searched in this warp's rows (r1 when it is not among them).
+            const int64_t row = src < ptr[r0] || src >= ptr[r1] ? r1
+                : static_cast<int64_t>(std::upper_bound(ptr.begin() + r0, ptr.begin() + r1 + 1, src) - ptr.begin()) - 1;
+            const int64_t local = static_cast<int64_t>(word >> d::windowed_column_bits);
+            wrong += src >= a.nnz() || row == r1 || local != row - r0 ||
+                     static_cast<int64_t>(word & d::windowed_column_mask) != col[src] || word == d::windowed_pad;
+            if (src >= a.nnz() || row == r1) continue;
+            ++seen[static_cast<std::size_t>(src)];
+            wrong += !rows_in_group.insert(row).second;                 // no row twice in a group
+            wrong += src <= last[static_cast<std::size_t>(row)];         // column (storage) order per row
+            last[static_cast<std::size_t>(row)] = src;
+            y[static_cast<std::size_t>(row)] = std::fma(a.values()[src], x[static_cast<std::size_t>(col[src])], y[static_cast<std::size_t>(row)]);
+          }
+        }
+      }
+      BOOST_TEST(wrong == 0, ctx << ": " << wrong << " malformed words, groups or warps");
+      BOOST_TEST(block_rows == w.max_block_rows, ctx);
+      BOOST_TEST(std::count(seen.begin(), seen.end(), 1) == a.nnz(), ctx << ": an entry is missing or repeated");
+      BOOST_TEST(std::memcmp(y.data(), chain.data(), y.size() * sizeof(double)) == 0,
+                 ctx << ": the layout's sums differ bitwise from the row-order fma chain");
+    }
+  }
+  BOOST_TEST(built == 3 * static_cast<int>(matrices().size()));
+  BOOST_TEST(padded > 0, "no layout needed padding: the padding path went untested");
+  // Refused: columns beyond 22 bits.
+  const std::vector<int64_t> ptr = {0, 1};
+  const std::vector<int64_t> cols = {5};
+  const auto wide = d::build_windowed_layout<int64_t>(1, d::windowed_max_cols + 1, ptr.data(), cols.data(), 1, 4096);
+  BOOST_TEST(wide.why_not.find("4194305 columns (at most 4194304") != std::string::npos, wide.why_not);
+  // automatic's rule: random16 in float reuses x's sectors enough on 132 SMs, double and random2 do not.
+  sparse::row_stats r16;
+  r16.rows = r16.cols = 2000000;
+  r16.nnz = 32000000;
+  BOOST_TEST(sparse::windowed_pays(r16, sizeof(float), 132));
+  BOOST_TEST(!sparse::windowed_pays(r16, sizeof(double), 132));
+  sparse::row_stats r2 = r16;
+  r2.rows = r2.cols = 8000000;
+  r2.nnz = 16000000;
+  BOOST_TEST(!sparse::windowed_pays(r2, sizeof(float), 132));
+  sparse::row_stats small = r16;
+  small.rows = small.cols = 20000;
+  small.nnz = 320000;
+  BOOST_TEST(!sparse::windowed_pays(small, sizeof(float), 1));  // below 2^22 entries
+}
+
+// automatic takes windowed on large random rows where windowed_pays(), and the plan refuses a matrix
+// whose columns do not fit the packed word.
+GPU_TEST_CASE(automatic_takes_windowed_where_it_pays) {
+  using sparse::spmv_algorithm;
+  const auto r = sparse::generate_random_k<float, int32_t>(300000, 300000, 16, 84);  // 4.8M entries
+  const sparse::device_csr<float, int32_t> d(r);
+  const sparse::spmv_plan<float, int32_t> plan(d);
+  const bool pays = sparse::windowed_pays(plan.stats(), sizeof(float), sparse::detail::current_sm_count());
+  BOOST_TEST(pays, "random16-like rows on 300k columns should pay on this GPU");
+  BOOST_TEST((plan.algorithm() == (pays ? spmv_algorithm::windowed : spmv_algorithm::vector)), plan.describe());
+  // Its result: bitwise scalar's, and within bound of the references.
+  const auto x = test::random_vector<float>(r.cols(), -1.f, 1.f, 85);
+  const std::vector<float> y0 = test::random_vector<float>(r.rows(), -1.f, 1.f, 86);
+  const auto y = gpu_run(plan, 0.5f, x, -2.0f, y0);
+  const auto ys = gpu_run(sparse::spmv_plan<float, int32_t>(d, spmv_algorithm::scalar), 0.5f, x, -2.0f, y0);
+  BOOST_TEST(std::memcmp(y.data(), ys.data(), y.size() * sizeof(float)) == 0, plan.describe() << " differs from scalar");
+  check_rows("automatic on 300k x 300k, 16 per row: " + plan.describe(), r, 0.5f, x, -2.0f, y0, y, nullptr);
+  const auto wide = sparse::generate_random_k<float, int32_t>(10, 5000000, 2, 87);
+  const sparse::device_csr<float, int32_t> dw(wide);
+  try {
+    sparse::spmv_plan<float, int32_t> refused(dw, spmv_algorithm::windowed);
+    BOOST_ERROR("windowed accepted 5,000,000 columns");
+  } catch (const std::invalid_argument& e) {
+    BOOST_TEST(std::string(e.what()).find("windowed algorithm does not apply to this matrix: 5000000 columns") !=
+                   std::string::npos, e.what());
+  }
 }
 
 // automatic takes stencil where the CSR choice is scalar and the matrix qualifies, and only there.

@@ -33,7 +33,8 @@ namespace sparse {
 using reduce::stream_t;
 
 /// The GPU SpMV algorithms. `automatic` asks choose_algorithm() (at plan time, once), then takes
-/// `stencil` instead of `scalar` where the matrix qualifies for it.
+/// `stencil` instead of `scalar` where the matrix qualifies for it, and `windowed` instead of `vector`
+/// where windowed_pays().
 ///
 /// `stencil` is the one algorithm that does not read col_idx: for a matrix whose rows repeat at most 256
 /// column-offset patterns (structured-grid stencils; rows of at most 32 entries; patterns + offsets
@@ -51,16 +52,18 @@ enum class spmv_algorithm {
   block_per_row,
   merge,
   warp_stream,
-  stencil
+  stencil,
+  windowed
 };
 
 /// "automatic", "scalar", "shared_cached", "warp_per_row", "vector", "adaptive", "block_per_row", "merge",
-/// "warp_stream", "stencil".
+/// "warp_stream", "stencil", "windowed".
 const char* to_string(spmv_algorithm a);
 /// Inverse of to_string ("auto" is accepted for automatic); std::invalid_argument listing the names otherwise.
 spmv_algorithm parse_spmv_algorithm(std::string_view name);
 /// Every concrete algorithm (all but automatic), in enum order: what tests and benchmarks iterate over
-/// (`stencil` only applies to some matrices: its plan throws std::invalid_argument on the others).
+/// (`stencil` and `windowed` only apply to some matrices: their plans throw std::invalid_argument on the
+/// others).
 std::vector<spmv_algorithm> concrete_spmv_algorithms();
 
 /// Row-length statistics of a matrix, computed once on the host (O(rows)) at plan time.
@@ -87,6 +90,9 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 spmv_algorithm choose_algorithm(const row_stats& s);
 /// Lanes per row (2, 4, 8, 16 or 32) of the `vector` algorithm for these statistics.
 int choose_vector_width(const row_stats& s);
+/// Whether `automatic` replaces a `vector` choice by `windowed` for a matrix with these statistics,
+/// values of `value_bytes` bytes, on a GPU with `sm_count` SMs (the rule is at its definition).
+bool windowed_pays(const row_stats& s, std::size_t value_bytes, int sm_count);
 
 namespace detail {
 struct spmv_plan_state;  // device workspace (row bins, tile list, partials); defined in src/cuda
@@ -94,10 +100,11 @@ struct spmv_plan_state;  // device workspace (row bins, tile list, partials); de
 
 /// Everything one matrix needs for repeated SpMV: the device view, row statistics, the algorithm
 /// chosen once, and (for `adaptive`) the row bins / tile list and the partials workspace of split rows,
-/// (for `stencil`) the row patterns. Built once (host-side analysis of row_ptr, and for `stencil` or an
-/// automatic plan of short uniform rows of col_idx, plus a few uploads, untimed); spmv() then does no
+/// (for `stencil`) the row patterns, (for `windowed`) its ordered copy of the matrix. Built once
+/// (host-side analysis of row_ptr, and for `stencil` or an automatic plan of short uniform rows of
+/// col_idx, for `windowed` of col_idx and the values, plus a few uploads, untimed); spmv() then does no
 /// allocation and no analysis. Move-only. The matrix must outlive the plan and stay unchanged (its
-/// values as well as its structure).
+/// values as well as its structure: a `windowed` plan multiplies by the values it copied).
 ///
 /// Example:
 ///   sparse::device_csr<float, std::int32_t> d(host);
@@ -108,7 +115,8 @@ class spmv_plan {
 public:
   /// Plan for a device matrix (reads its row_ptr back once to analyse it; for `stencil`, and for an
   /// automatic plan whose CSR choice is `scalar`, also its col_idx, in 1M-entry pieces, stopping at the
-  /// first piece that rules the stencil out). `vector_width` (2, 4, 8, 16
+  /// first piece that rules the stencil out; for `windowed`, and for an automatic plan where
+  /// windowed_pays(), col_idx and the values, whole). `vector_width` (2, 4, 8, 16
   /// or 32) forces the lanes per row of the vector algorithm (tests and benchmarks); 0 lets
   /// choose_vector_width() pick. Other values throw std::invalid_argument.
   explicit spmv_plan(const device_csr<Value, Index>& a, spmv_algorithm algorithm = spmv_algorithm::automatic,
@@ -139,6 +147,7 @@ public:
 
 private:
   void build(const Index* host_row_ptr, int vector_width);
+  void build_windowed(const Index* host_row_ptr);
   csr_view<Value, Index> view_{};
   row_stats stats_{};
   spmv_algorithm requested_ = spmv_algorithm::automatic;

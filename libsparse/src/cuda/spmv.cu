@@ -11,6 +11,7 @@
 #include "spmv_merge.cuh"
 #include "spmv_plan_state.hpp"
 #include "spmv_row_kernels.cuh"
+#include "spmv_windowed.cuh"
 
 namespace sparse {
 namespace detail {
@@ -72,6 +73,31 @@ void launch_vector(int width, const csr_view<Value, Index>& a, Value alpha, cons
 constexpr int row_block_threads = 256;
 constexpr int warp_stream_entries = 256;
 
+// windowed: a block per 16 warps of the layout, their row sums in dynamic shared memory (up to 96 KB,
+// hence the opt-in). The L1/shared split is asked for per launch (the attribute belongs to the kernel,
+// and plans differ): just the shared memory two blocks need, the rest stays L1 for the windows of x.
+template <class Value>
+void launch_windowed(const spmv_plan_state& st, Value alpha, const Value* x, Value beta, Value* y, cudaStream_t s) {
+  auto* kernel = spmv_windowed_kernel<windowed_unroll, Value>;
+  const int smem = st.windowed_block_rows * static_cast<int>(sizeof(Value));
+  static std::atomic<bool> opted_in[64] = {};
+  int device = 0;
+  REDUCE_CUDA_CHECK(cudaGetDevice(&device));
+  if (!opted_in[device & 63].load(std::memory_order_relaxed)) {
+    REDUCE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 << 10));
+    opted_in[device & 63].store(true, std::memory_order_relaxed);
+  }
+  int per_sm = 0;
+  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  const int carveout = std::min(100, (2 * (smem + 1024) * 100 + per_sm - 1) / per_sm);
+  REDUCE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
+  const auto blocks = (st.windowed_warps + windowed_warps_per_block - 1) / windowed_warps_per_block;
+  kernel<<<static_cast<unsigned>(blocks), windowed_threads, static_cast<std::size_t>(smem), s>>>(
+      st.windowed_packed.data(), reinterpret_cast<const Value*>(st.windowed_values.data()), st.windowed_warp_begin.data(),
+      st.windowed_warp_row0.data(), st.windowed_warps, alpha, x, beta, y);
+  REDUCE_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -96,6 +122,9 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
       // All loads of a row at once where rows hold <= 8.
       if (st.stencil_unrolled) launch_stencil<8>(st, a, alpha, d_x, beta, d_y, sms, s);
       else launch_stencil<0>(st, a, alpha, d_x, beta, d_y, sms, s);
+      break;
+    case spmv_algorithm::windowed:
+      launch_windowed(st, alpha, d_x, beta, d_y, s);
       break;
     case spmv_algorithm::shared_cached:
       launch<spmv_shared_cached_kernel<block_threads, Value, Index>>(grid_for(a.rows, block_threads, sms), block_threads, s,

@@ -25,6 +25,7 @@ const char* to_string(spmv_algorithm a) {
     case spmv_algorithm::merge: return "merge";
     case spmv_algorithm::warp_stream: return "warp_stream";
     case spmv_algorithm::stencil: return "stencil";
+    case spmv_algorithm::windowed: return "windowed";
   }
   return "unknown";
 }
@@ -34,17 +35,17 @@ spmv_algorithm parse_spmv_algorithm(std::string_view name) {
   for (auto a : {spmv_algorithm::automatic, spmv_algorithm::scalar, spmv_algorithm::shared_cached,
                  spmv_algorithm::warp_per_row, spmv_algorithm::vector, spmv_algorithm::adaptive,
                  spmv_algorithm::block_per_row, spmv_algorithm::merge, spmv_algorithm::warp_stream,
-                 spmv_algorithm::stencil})
+                 spmv_algorithm::stencil, spmv_algorithm::windowed})
     if (name == to_string(a)) return a;
   throw std::invalid_argument("unknown SpMV algorithm '" + std::string(name) +
                               "' (expected automatic, scalar, shared_cached, warp_per_row, vector, adaptive, "
-                              "block_per_row, merge, warp_stream or stencil)");
+                              "block_per_row, merge, warp_stream, stencil or windowed)");
 }
 
 std::vector<spmv_algorithm> concrete_spmv_algorithms() {
   return {spmv_algorithm::scalar, spmv_algorithm::shared_cached, spmv_algorithm::warp_per_row,
           spmv_algorithm::vector, spmv_algorithm::adaptive, spmv_algorithm::block_per_row, spmv_algorithm::merge,
-          spmv_algorithm::warp_stream, spmv_algorithm::stencil};
+          spmv_algorithm::warp_stream, spmv_algorithm::stencil, spmv_algorithm::windowed};
 }
 
 const char* to_string(cusparse_algorithm a) { return a == cusparse_algorithm::alg1 ? "cusparse_alg1" : "cusparse_alg2"; }
@@ -142,6 +143,20 @@ int choose_vector_width(const row_stats& s) {
   int w = 2;
   while (w < 32 && 4.0 * w < s.mean_length) w *= 2;
   return w;
+}
+
+// windowed (spmv_windowed.cuh): each warp walks its entries in column-window order, so an SM's gathers
+// of x repeat within L1. What can repeat: an SM runs nnz / SMs gathers into the cols / (32 / sizeof(Value))
+// 32-byte sectors of x; with reuse = gathers / sectors, a fraction 1 - (1 - e^-reuse) / reuse of them
+// can hit L1. random16 in float: 242k gathers per SM into 250k sectors, reuse 0.97; on an H200 194-195
+// us against vector's 255 and ALG1's 240 (bench/experiments/spmv_windowed.cu). Taken where automatic's
+// CSR choice is vector (uniform rows), the columns fit the packed 22 bits, the matrix is large enough to
+// be gather-bound (>= 2^22 entries) and reuse >= 0.75 (random16 in double, 0.48, was not measured).
+bool windowed_pays(const row_stats& s, std::size_t value_bytes, int sm_count) {
+  if (s.cols <= 0 || s.cols > detail::windowed_max_cols || s.nnz < (std::int64_t{1} << 22) || sm_count <= 0) return false;
+  const double sector_values = 32.0 / static_cast<double>(value_bytes);
+  const double reuse = static_cast<double>(s.nnz) * sector_values / (static_cast<double>(sm_count) * static_cast<double>(s.cols));
+  return reuse >= 0.75;
 }
 
 namespace detail {
@@ -352,6 +367,123 @@ stencil_table build_stencil_table(std::int64_t rows, const Index* row_ptr, const
   return t;
 }
 
+template <class Index>
+windowed_layout build_windowed_layout(std::int64_t rows, std::int64_t cols, const Index* row_ptr, const Index* col_idx,
+                                      std::int64_t target_warps, int window_columns, int max_warp_rows) {
+  windowed_layout w;
+  if (cols > windowed_max_cols) {
+    w.why_not = std::to_string(cols) + " columns (at most " + std::to_string(windowed_max_cols) +
+                ": an entry packs its column in 22 bits)";
+    return w;
+  }
+  if (window_columns < 1 || (window_columns & (window_columns - 1)) != 0 || max_warp_rows < 1 ||
+      max_warp_rows > windowed_max_warp_rows)
+    throw std::invalid_argument("windowed layout: window of " + std::to_string(window_columns) +
+                                " columns (a power of two expected), " + std::to_string(max_warp_rows) + " rows per warp");
+  w.window_columns = window_columns;
+  int shift = 0;
+  while ((1 << shift) < window_columns) ++shift;
+  const std::int64_t nnz = rows > 0 ? static_cast<std::int64_t>(row_ptr[rows]) : 0;
+  // Row ranges: close a warp once it holds its share of entries + rows, or max_warp_rows rows.
+  target_warps = std::max<std::int64_t>(1, target_warps);
+  const std::int64_t share = std::max<std::int64_t>(1, (nnz + rows + target_warps - 1) / target_warps);
+  w.warp_row0.push_back(0);
+  for (std::int64_t r = 0, weight = 0; r < rows; ++r) {
+    weight += static_cast<std::int64_t>(row_ptr[r + 1]) - row_ptr[r] + 1;
+    if (weight >= share || r + 1 - w.warp_row0.back() == max_warp_rows) {
+      if (r + 1 < rows) w.warp_row0.push_back(r + 1);
+      weight = 0;
+    }
+  }
+  w.warp_row0.push_back(rows);
+  const std::int64_t warps = static_cast<std::int64_t>(w.warp_row0.size()) - 1;
+  w.packed.reserve(static_cast<std::size_t>(nnz + nnz / 16 + 32));
+  w.source.reserve(w.packed.capacity());
+  std::vector<std::int64_t> sorted, count, waiting, still;
+  std::vector<std::int64_t> in_group(static_cast<std::size_t>(max_warp_rows), -1), blocked(in_group), pending(in_group.size(), 0);
+  for (std::int64_t g = 0; g < warps; ++g) {
+    w.warp_begin.push_back(static_cast<std::int64_t>(w.packed.size()));
+    const std::int64_t r0 = w.warp_row0[static_cast<std::size_t>(g)], r1 = w.warp_row0[static_cast<std::size_t>(g) + 1];
+    const std::int64_t b = row_ptr[r0], e = row_ptr[r1];
+    // Sort the warp's entries by (window, row, column), stable in storage order (rows ascending,
+    // columns ascending within a row): a counting sort over the windows it touches, or a comparison
+    // sort where those windows far outnumber its entries (narrow windows, few entries per warp).
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = -1;
+    for (std::int64_t k = b; k < e; ++k) {
+      const std::int64_t win = static_cast<std::int64_t>(col_idx[k]) >> shift;
+      lo = std::min(lo, win);
+      hi = std::max(hi, win);
+    }
+    sorted.resize(static_cast<std::size_t>(e - b));
+    auto window_of = [&](std::int64_t k) { return static_cast<std::int64_t>(col_idx[k]) >> shift; };
+    if (e > b && hi - lo >= 4 * (e - b) + 64) {
+      for (std::int64_t k = b; k < e; ++k) sorted[static_cast<std::size_t>(k - b)] = k;
+      std::stable_sort(sorted.begin(), sorted.end(), [&](std::int64_t p, std::int64_t q) { return window_of(p) < window_of(q); });
+    } else if (e > b) {
+      count.assign(static_cast<std::size_t>(hi - lo + 2), 0);
+      for (std::int64_t k = b; k < e; ++k) ++count[static_cast<std::size_t>((static_cast<std::int64_t>(col_idx[k]) >> shift) - lo + 1)];
+      for (std::size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
+      for (std::int64_t k = b; k < e; ++k)
+        sorted[static_cast<std::size_t>(count[static_cast<std::size_t>((static_cast<std::int64_t>(col_idx[k]) >> shift) - lo)]++)] = k;
+    }
+    // The source entry k belongs to row `row_of` (local to the warp): walk the rows alongside.
+    std::vector<std::int32_t> local_row(static_cast<std::size_t>(e - b));
+    for (std::int64_t r = r0; r < r1; ++r)
+      for (std::int64_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) local_row[static_cast<std::size_t>(k - b)] = static_cast<std::int32_t>(r - r0);
+    // Conflict-free groups of 32, first come first served (see windowed_layout).
+    waiting.clear();
+    std::size_t pos = 0;
+    for (std::int64_t group = 0; pos < sorted.size() || !waiting.empty(); ++group) {
+      int taken = 0;
+      auto take = [&](std::int64_t k) {
+        const std::int32_t r = local_row[static_cast<std::size_t>(k - b)];
+        in_group[static_cast<std::size_t>(r)] = group;
+        w.packed.push_back(static_cast<std::uint32_t>(r) << windowed_column_bits | static_cast<std::uint32_t>(col_idx[k]));
+        w.source.push_back(k);
+        ++taken;
+      };
+      still.clear();
+      for (const std::int64_t k : waiting) {
+        const auto r = static_cast<std::size_t>(local_row[static_cast<std::size_t>(k - b)]);
+        if (taken < 32 && in_group[r] != group && blocked[r] != group) {
+          take(k);
+          --pending[r];
+        } else {
+          blocked[r] = group;  // later entries of this row stay behind this one
+          still.push_back(k);
+        }
+      }
+      waiting.swap(still);
+      for (; taken < 32 && pos < sorted.size() && waiting.size() < windowed_max_waiting; ++pos) {
+        const std::int64_t k = sorted[pos];
+        const auto r = static_cast<std::size_t>(local_row[static_cast<std::size_t>(k - b)]);
+        if (in_group[r] != group && pending[r] == 0) {
+          take(k);
+        } else {
+          ++pending[r];
+          waiting.push_back(k);
+        }
+      }
+      for (; taken < 32; ++taken) {
+        w.packed.push_back(windowed_pad);
+        w.source.push_back(-1);
+      }
+    }
+    for (std::int64_t r = 0; r < r1 - r0; ++r) {  // reset the marks this warp used
+      in_group[static_cast<std::size_t>(r)] = -1;
+      blocked[static_cast<std::size_t>(r)] = -1;
+    }
+  }
+  w.warp_begin.push_back(static_cast<std::int64_t>(w.packed.size()));
+  w.padding = static_cast<std::int64_t>(w.packed.size()) - nnz;
+  for (std::int64_t g = 0; g < warps; g += windowed_warps_per_block) {
+    const std::int64_t end = std::min<std::int64_t>(g + windowed_warps_per_block, warps);
+    w.max_block_rows = std::max<std::int32_t>(
+        w.max_block_rows, static_cast<std::int32_t>(w.warp_row0[static_cast<std::size_t>(end)] - w.warp_row0[static_cast<std::size_t>(g)]));
+  }
+  return w;
+}
+
 }  // namespace detail
 
 template <class Value, class Index>
@@ -410,6 +542,12 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
       throw std::invalid_argument("spmv plan: the stencil algorithm does not apply to this matrix: " + table.why_not);
     }
   }
+  // windowed: asked for, or automatic where the CSR choice is vector and the L1 reuse pays (see
+  // windowed_pays); the layout reads col_idx and the values back and keeps its own ordered copy.
+  if (requested_ == spmv_algorithm::windowed ||
+      (requested_ == spmv_algorithm::automatic && algorithm_ == spmv_algorithm::vector &&
+       windowed_pays(stats_, sizeof(Value), state_->sm_count)))
+    build_windowed(host_row_ptr);
   // Chunked loads when a lane gets at least two 4-entry chunks of a typical row (random1000 at 32 lanes:
   // 157 us, as warp_per_row; one chunk per lane was never better than strided lanes). Evict-first entry
   // loads when x is larger than 16 MiB, a third of the 50 MB L2 (random2, 32 MB x: 161 vs 173 us; with
@@ -445,6 +583,47 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
 }
 
 template <class Value, class Index>
+void spmv_plan<Value, Index>::build_windowed(const Index* host_row_ptr) {
+  const auto nnz = static_cast<std::size_t>(view_.nnz);
+  std::vector<Index> cols(nnz);
+  std::vector<Value> values(nnz);
+  if (nnz > 0) {
+    reduce::detail::copy_to_host(cols.data(), view_.col_idx, nnz * sizeof(Index));
+    reduce::detail::copy_to_host(values.data(), view_.values, nnz * sizeof(Value));
+  }
+  // Two blocks of 16 warps per SM, at least ~64 rows per warp so groups of 32 distinct rows fill; the
+  // shared-memory sums of a block stay within 96 KB (1,023 float rows or 768 double rows per warp).
+  const std::int64_t target_warps = std::min<std::int64_t>(std::int64_t{2} * detail::windowed_warps_per_block * state_->sm_count,
+                                                           std::max<std::int64_t>(1, view_.rows / 64));
+  const int max_rows = static_cast<int>(std::min<std::size_t>(detail::windowed_max_warp_rows,
+                                                              (96u << 10) / (detail::windowed_warps_per_block * sizeof(Value))));
+  auto w = detail::build_windowed_layout<Index>(view_.rows, view_.cols, host_row_ptr, cols.data(), target_warps,
+                                                detail::windowed_window_bytes / static_cast<int>(sizeof(Value)), max_rows);
+  if (w.usable() && (w.warps() + detail::windowed_warps_per_block - 1) / detail::windowed_warps_per_block >
+                        std::numeric_limits<std::int32_t>::max())
+    w.why_not = std::to_string(w.warps()) + " warps exceed the grid limit of 2^31 - 1 blocks";
+  if (!w.usable()) {
+    if (requested_ == spmv_algorithm::windowed)
+      throw std::invalid_argument("spmv plan: the windowed algorithm does not apply to this matrix: " + w.why_not);
+    return;  // automatic keeps its CSR choice
+  }
+  std::vector<Value> ordered(w.packed.size(), Value(0));
+  for (std::size_t i = 0; i < ordered.size(); ++i)
+    if (w.source[i] >= 0) ordered[i] = values[static_cast<std::size_t>(w.source[i])];
+  algorithm_ = spmv_algorithm::windowed;
+  auto& st = *state_;
+  st.windowed_warps = w.warps();
+  st.windowed_block_rows = w.max_block_rows;
+  st.windowed_window_columns = w.window_columns;
+  st.windowed_padding = w.padding;
+  st.windowed_packed = reduce::device_buffer<std::uint32_t>(w.packed);
+  st.windowed_values = reduce::device_buffer<double>(static_cast<std::int64_t>((ordered.size() * sizeof(Value) + 7) / 8));
+  if (!ordered.empty()) reduce::detail::copy_to_device(st.windowed_values.data(), ordered.data(), ordered.size() * sizeof(Value));
+  st.windowed_warp_begin = reduce::device_buffer<std::int64_t>(w.warp_begin);
+  st.windowed_warp_row0 = reduce::device_buffer<std::int64_t>(w.warp_row0);
+}
+
+template <class Value, class Index>
 spmv_plan<Value, Index>::spmv_plan(spmv_plan&&) noexcept = default;
 template <class Value, class Index>
 spmv_plan<Value, Index>& spmv_plan<Value, Index>::operator=(spmv_plan&&) noexcept = default;
@@ -462,6 +641,9 @@ std::string spmv_plan<Value, Index>::describe() const {
     o << " (" << state_->stencil_patterns << " row patterns, "
       << state_->stencil_table.size() - state_->stencil_patterns - 1 << " offsets"
       << (state_->stencil_unrolled ? ", 8 loads in flight" : "") << ")";
+  if (algorithm_ == spmv_algorithm::windowed)
+    o << " (" << state_->windowed_warps << " warps, windows of " << state_->windowed_window_columns << " columns, "
+      << state_->windowed_padding << " pad entries)";
   if (algorithm_ == spmv_algorithm::merge)
     o << " (" << state_->merge.blocks.size() - 1 << " blocks of " << detail::merge_tile << " items, "
       << state_->merge.split_rows.size() << " rows cross a block boundary)";
@@ -482,6 +664,10 @@ template detail::adaptive_partition detail::build_adaptive_partition<std::int64_
                                                                                  detail::warp_row_order);
 template detail::merge_partition detail::build_merge_partition<std::int32_t>(std::int64_t, const std::int32_t*);
 template detail::merge_partition detail::build_merge_partition<std::int64_t>(std::int64_t, const std::int64_t*);
+template detail::windowed_layout detail::build_windowed_layout<std::int32_t>(std::int64_t, std::int64_t, const std::int32_t*,
+                                                                          const std::int32_t*, std::int64_t, int, int);
+template detail::windowed_layout detail::build_windowed_layout<std::int64_t>(std::int64_t, std::int64_t, const std::int64_t*,
+                                                                          const std::int64_t*, std::int64_t, int, int);
 template detail::stencil_table detail::build_stencil_table<std::int32_t>(std::int64_t, const std::int32_t*,
                                                                          const detail::fetch_columns<std::int32_t>&,
                                                                          std::int64_t);

@@ -23,6 +23,13 @@ int current_sm_count() {
   return sms;
 }
 
+int current_shared_per_sm() {
+  int device = 0, bytes = 0;
+  REDUCE_CUDA_CHECK(cudaGetDevice(&device));
+  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  return bytes;
+}
+
 namespace {
 using reduce::detail::launch;  // the driver's launch path (launch.hpp): 0.2-0.5 us less per call than <<<>>>
 constexpr int block_threads = 256;
@@ -74,23 +81,22 @@ constexpr int row_block_threads = 256;
 constexpr int warp_stream_entries = 256;
 
 // windowed: a block per 16 warps of the layout, their row sums in dynamic shared memory (up to 96 KB,
-// hence the opt-in). The L1/shared split is asked for per launch (the attribute belongs to the kernel,
-// and plans differ): just the shared memory two blocks need, the rest stays L1 for the windows of x.
+// hence the opt-in). The L1/shared split is the kernel's attribute: just the shared memory two blocks
+// need, the rest stays L1 for the windows of x. Plans differ, so it is set when it changes (per device;
+// a host call costs microseconds that the timing of a ~200 us call would see).
 template <class Value>
 void launch_windowed(const spmv_plan_state& st, Value alpha, const Value* x, Value beta, Value* y, cudaStream_t s) {
   auto* kernel = spmv_windowed_kernel<windowed_unroll, Value>;
   const int smem = st.windowed_block_rows * static_cast<int>(sizeof(Value));
-  static std::atomic<bool> opted_in[64] = {};
+  static std::atomic<int> carveout_set[64];  // 0: not yet opted in; else carveout + 1
   int device = 0;
   REDUCE_CUDA_CHECK(cudaGetDevice(&device));
-  if (!opted_in[device & 63].load(std::memory_order_relaxed)) {
+  const int carveout = std::min(100, (2 * (smem + 1024) * 100 + st.shared_per_sm - 1) / std::max(1, st.shared_per_sm));
+  if (carveout_set[device & 63].load(std::memory_order_relaxed) != carveout + 1) {
     REDUCE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 << 10));
-    opted_in[device & 63].store(true, std::memory_order_relaxed);
+    REDUCE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
+    carveout_set[device & 63].store(carveout + 1, std::memory_order_relaxed);
   }
-  int per_sm = 0;
-  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-  const int carveout = std::min(100, (2 * (smem + 1024) * 100 + per_sm - 1) / per_sm);
-  REDUCE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
   const auto blocks = (st.windowed_warps + windowed_warps_per_block - 1) / windowed_warps_per_block;
   kernel<<<static_cast<unsigned>(blocks), windowed_threads, static_cast<std::size_t>(smem), s>>>(
       st.windowed_packed.data(), reinterpret_cast<const Value*>(st.windowed_values.data()), st.windowed_warp_begin.data(),

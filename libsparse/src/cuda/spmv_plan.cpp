@@ -612,6 +612,7 @@ void spmv_plan<Value, Index>::build_windowed(const Index* host_row_ptr) {
     if (w.source[i] >= 0) ordered[i] = values[static_cast<std::size_t>(w.source[i])];
   algorithm_ = spmv_algorithm::windowed;
   auto& st = *state_;
+  st.shared_per_sm = detail::current_shared_per_sm();
   st.windowed_warps = w.warps();
   st.windowed_block_rows = w.max_block_rows;
   st.windowed_window_columns = w.window_columns;

@@ -211,6 +211,7 @@ struct spmv_plan_state {
   reduce::device_buffer<std::uint8_t> stencil_rows;   //   the pattern of every row
   reduce::device_buffer<std::int32_t> stencil_table;  //   stencil_table::words (its size: the word count)
   std::int64_t windowed_warps = 0;                    // windowed: warps of the layout
+  std::int32_t shared_per_sm = 0;                     //   the device's shared memory per SM (the carveout)
   std::int32_t windowed_block_rows = 0;               //   shared-memory sums of the largest block
   std::int32_t windowed_window_columns = 0;           //   (describe())
   std::int64_t windowed_padding = 0;                  //   (describe())
@@ -220,6 +221,7 @@ struct spmv_plan_state {
   reduce::device_buffer<std::int64_t> windowed_warp_row0;
 };
 
-int current_sm_count();  // spmv.cu
+int current_sm_count();      // spmv.cu
+int current_shared_per_sm();  // spmv.cu: shared memory per SM, bytes
 
 }  // namespace sparse::detail

@@ -225,10 +225,7 @@ spmv_cluster_kernel(sparse::csr_view<V, I> a, const V* __restrict__ x, V* __rest
   }
 }
 
-struct variant {
-  std::string name;
-  std::function<void(cudaStream_t)> launch;
-};
+using variant = experiments::spmv_variant<V>;
 
 template <int C, int S, int W>
 variant cluster_variant(const sparse::csr_view<V, I>& a, const std::vector<I>& row_ptr, const std::vector<I>& col,
@@ -258,13 +255,12 @@ variant cluster_variant(const sparse::csr_view<V, I>& a, const std::vector<I>& r
 }
 
 bool run_class(const sparse::benchmark_matrix& m, cudaStream_t stream) {
-  const auto host = sparse::generate<V, I>(m.params);
-  sparse::device_csr<V, I> d(host);
-  const auto a = d.view();
-  const std::vector<V> hx = experiments::fixed_random_x<V>(a.cols);
-  reduce::device_buffer<V> x(hx.size()), y(static_cast<std::size_t>(a.rows)), y_peer(static_cast<std::size_t>(a.rows)),
-      partial(static_cast<std::size_t>(a.rows));
-  REDUCE_CUDA_CHECK(cudaMemcpy(x.data(), hx.data(), sizeof(V) * hx.size(), cudaMemcpyHostToDevice));
+  experiments::study_matrix<V, I> sm(m);
+  const auto& host = sm.host;
+  const auto& d = sm.d;
+  const auto& a = sm.a;
+  auto &x = sm.x, &y = sm.y, &y_peer = sm.y_peer;
+  reduce::device_buffer<V> partial(a.rows);
   std::vector<std::unique_ptr<reduce::device_buffer<std::uint16_t>>> keep;
   std::vector<variant> vs;
   sparse::spmv_plan<V, I> plan(d, sparse::spmv_algorithm::automatic);
@@ -285,24 +281,7 @@ bool run_class(const sparse::benchmark_matrix& m, cudaStream_t stream) {
 
   sparse::cusparse_spmv<V, I> peer(a, sparse::cusparse_algorithm::alg1, x.data(), y_peer.data(), V(1), V(0), stream);
   const auto ref = experiments::run_peer(peer, y_peer.data(), a.rows, stream);
-  gpukit::cuda_timer timer(stream);
-  std::printf("\n%s: %lld rows, %lld cols, %lld entries\n", m.name.c_str(), static_cast<long long>(a.rows),
-              static_cast<long long>(a.cols), static_cast<long long>(a.nnz));
-  const double alg1 = timer.time([&] { peer.run(V(1), V(0), stream); }, {5, 41}).median_us;
-  std::printf("  %-58s %9.1f us\n", "cuSPARSE ALG1", alg1);
-  bool ok = true;
-  for (auto& v : vs) {
-    REDUCE_CUDA_CHECK(cudaMemsetAsync(y.data(), 0xFF, sizeof(V) * static_cast<std::size_t>(a.rows), stream));
-    v.launch(stream);
-    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    double worst = 0;
-    const bool close = ref.close(experiments::fetch(y.data(), a.rows), &worst);
-    ok = ok && close;
-    const double us = timer.time([&] { v.launch(stream); }, {5, 41}).median_us;
-    std::printf("  %-58s %9.1f us  %.3fx ALG1  max|diff| %.2e%s\n", v.name.c_str(), us, alg1 / us, worst,
-                close ? "" : "  FAR FROM cuSPARSE");
-  }
-  return ok;
+  return experiments::time_variants(m.name, a, peer, ref, y.data(), vs, stream);
 }
 }  // namespace
 

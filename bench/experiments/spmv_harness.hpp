@@ -1,6 +1,6 @@
-// What the SpMV studies (spmv_variants, spmv_cluster) share: the class list from the command line, the
-// fixed pseudo-random x, copies back to the host, cuSPARSE ALG1's result as the reference, and the main
-// loop over the ANCHORS classes. Each study is one translation unit, hence the unnamed namespace.
+// What the SpMV studies (spmv_variants, spmv_cluster, spmv_windowed) share: the class list from the
+// command line, the fixed pseudo-random x, copies back to the host, cuSPARSE ALG1's result as the
+// reference, the timing of variants against it, and the main loop over the ANCHORS classes. Each study is one translation unit, hence the unnamed namespace.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -8,9 +8,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "cuda_timer.hpp"
 
 #include "reduce/cuda/check.hpp"
 #include "reduce/device_buffer.hpp"
@@ -73,6 +77,58 @@ peer_reference<V, I> run_peer(sparse::cusparse_spmv<V, I>& peer, V* d_y, std::in
   r.y = fetch(d_y, rows);
   for (V v : r.y) r.scale = std::max(r.scale, std::fabs(static_cast<double>(v)));
   return r;
+}
+
+/// A study's matrix of one ANCHORS class on the host and the device, the fixed x uploaded, and the y
+/// buffers of the variants and of the peer.
+template <class V, class I>
+struct study_matrix {
+  sparse::host_csr<V, I> host;
+  sparse::device_csr<V, I> d;
+  sparse::csr_view<V, I> a;
+  std::vector<V> hx;
+  reduce::device_buffer<V> x, y, y_peer;
+  explicit study_matrix(const sparse::benchmark_matrix& m)
+      : host(sparse::generate<V, I>(m.params)), d(host), a(d.view()), hx(fixed_random_x<V>(a.cols)), x(hx),
+        y(a.rows), y_peer(a.rows) {}
+};
+
+/// One kernel variant of a study: its name, its launch into y, and (optionally) the result it must equal
+/// bit for bit.
+template <class V>
+struct spmv_variant {
+  std::string name;
+  std::function<void(cudaStream_t)> launch;
+  const std::vector<V>* bitwise = nullptr;
+};
+
+/// Times cuSPARSE ALG1 (the reference `ref` came from it) and each variant: y poisoned, one checked call,
+/// then the median of 41 timed calls after 5 warm-ups (`once`: the checked call only, for ncu). Prints
+/// one line each; returns whether every variant is close to the reference (and bitwise where asked).
+template <class V, class I>
+bool time_variants(const std::string& matrix, const sparse::csr_view<V, I>& a, sparse::cusparse_spmv<V, I>& peer,
+                   const peer_reference<V, I>& ref, V* y, const std::vector<spmv_variant<V>>& vs, cudaStream_t stream,
+                   bool once = false, int width = 58) {
+  gpukit::cuda_timer timer(stream);
+  std::printf("\n%s: %lld rows, %lld cols, %lld entries\n", matrix.c_str(), static_cast<long long>(a.rows),
+              static_cast<long long>(a.cols), static_cast<long long>(a.nnz));
+  const double alg1 = once ? 1.0 : timer.time([&] { peer.run(V(1), V(0), stream); }, {5, 41}).median_us;
+  std::printf("  %-*s %9.1f us\n", width, "cuSPARSE ALG1", alg1);
+  bool ok = true;
+  for (const auto& v : vs) {
+    REDUCE_CUDA_CHECK(cudaMemsetAsync(y, 0xFF, sizeof(V) * static_cast<std::size_t>(a.rows), stream));
+    v.launch(stream);
+    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const std::vector<V> got = fetch(y, a.rows);
+    double worst = 0;
+    const bool close = ref.close(got, &worst);
+    const bool same = !v.bitwise || std::memcmp(got.data(), v.bitwise->data(), sizeof(V) * got.size()) == 0;
+    ok = ok && close && same;
+    const double us = once ? 1.0 : timer.time([&] { v.launch(stream); }, {5, 41}).median_us;
+    std::printf("  %-*s %9.1f us  %.3fx ALG1  max|diff| %.2e%s%s\n", width, v.name.c_str(), us, alg1 / us, worst,
+                close ? "" : "  FAR FROM cuSPARSE", !v.bitwise ? "" : same ? "  =scalar" : "  MISMATCH vs scalar");
+  }
+  return ok;
 }
 
 /// Prints the GPU, runs `run_class(matrix, stream)` for each ANCHORS class named in `classes` (in the

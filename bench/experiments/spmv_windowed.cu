@@ -104,11 +104,7 @@ spmv_windowed_kernel(const std::uint32_t* __restrict__ packed, const V* __restri
   for (int i = threadIdx.x; i < row1 - row0; i += blockDim.x) y[row0 + i] = acc[i];
 }
 
-struct variant {
-  std::string name;
-  std::function<void(cudaStream_t)> launch;
-  bool bitwise_scalar = true;
-};
+using variant = experiments::spmv_variant<V>;
 
 // The windowed layout for `warps` warps and windows of 2^wbits columns.
 struct windowed_matrix {
@@ -233,7 +229,7 @@ windowed_matrix build_windowed(const sparse::host_csr<V, I>& h, int warps, int w
 
 template <int U, bool Stream, bool Free>
 variant windowed_variant(const sparse::host_csr<V, I>& h, int threads, int blocks_per_sm, int wbits, const V* x, V* y,
-                         std::vector<std::shared_ptr<windowed_matrix>>& keep) {
+                         std::vector<std::shared_ptr<windowed_matrix>>& keep, const std::vector<V>* scalar_y) {
   cudaDeviceProp prop{};
   REDUCE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int wpb = threads / 32;
@@ -266,73 +262,56 @@ variant windowed_variant(const sparse::host_csr<V, I>& h, int threads, int block
             REDUCE_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
             k<<<blocks, threads, static_cast<std::size_t>(smem), s>>>(pk, vl, wb, wr, warps, x, y);
             REDUCE_CUDA_CHECK(cudaGetLastError());
-          }};
+          }, scalar_y};
 }
 
 bool once = false;  // --once: one checked call per variant, no timing (for ncu)
 
 bool run_class(const sparse::benchmark_matrix& m, cudaStream_t stream) {
-  const auto host = sparse::generate<V, I>(m.params);
-  sparse::device_csr<V, I> d(host);
-  const auto a = d.view();
-  const std::vector<V> hx = experiments::fixed_random_x<V>(a.cols);
-  reduce::device_buffer<V> x(hx.size()), y(static_cast<std::size_t>(a.rows)), y_peer(static_cast<std::size_t>(a.rows)),
-      y_scalar(static_cast<std::size_t>(a.rows));
-  REDUCE_CUDA_CHECK(cudaMemcpy(x.data(), hx.data(), sizeof(V) * hx.size(), cudaMemcpyHostToDevice));
-  std::vector<std::shared_ptr<windowed_matrix>> keep;
-  std::vector<variant> vs;
-  sparse::spmv_plan<V, I> plan(d, sparse::spmv_algorithm::automatic);
+  experiments::study_matrix<V, I> sm(m);
+  const auto& host = sm.host;
+  const auto& d = sm.d;
+  const auto& a = sm.a;
+  const auto& hx = sm.hx;
+  auto &x = sm.x, &y = sm.y, &y_peer = sm.y_peer;
+  reduce::device_buffer<V> y_scalar(a.rows);
+  // The library's scalar result, which every windowed form must equal bit for bit; first checked
+  // against scalar's order on the host (each row's fused multiply-adds in column order).
   sparse::spmv_plan<V, I> scalar(d, sparse::spmv_algorithm::scalar);
-  vs.push_back({"library automatic (" + plan.describe() + ")",
-                [&](cudaStream_t s) { sparse::spmv(plan, V(1), x.data(), V(0), y.data(), s); }, false});
-  sparse::spmv_plan<V, I> vector(d, sparse::spmv_algorithm::vector);
-  vs.push_back({"library vector (" + vector.describe() + ")",
-                [&](cudaStream_t s) { sparse::spmv(vector, V(1), x.data(), V(0), y.data(), s); }, false});
-  sparse::spmv_plan<V, I> windowed(d, sparse::spmv_algorithm::windowed);
-  vs.push_back({"library windowed", [&](cudaStream_t s) { sparse::spmv(windowed, V(1), x.data(), V(0), y.data(), s); }});
   sparse::spmv(scalar, V(1), x.data(), V(0), y_scalar.data(), stream);
   REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
   const std::vector<V> ys = experiments::fetch(y_scalar.data(), a.rows);
-  vs.push_back(windowed_variant<4, true, false>(host, 1024, 2, 22, x.data(), y.data(), keep));  // CSR order
-  vs.push_back(windowed_variant<4, true, false>(host, 1024, 2, 12, x.data(), y.data(), keep));
-  vs.push_back(windowed_variant<4, false, false>(host, 1024, 2, 12, x.data(), y.data(), keep));
-  vs.push_back(windowed_variant<4, true, true>(host, 1024, 2, 12, x.data(), y.data(), keep));
-  vs.push_back(windowed_variant<4, true, true>(host, 1024, 1, 12, x.data(), y.data(), keep));
-  vs.push_back(windowed_variant<2, true, true>(host, 1024, 2, 12, x.data(), y.data(), keep));
-  for (int wbits : {11, 12, 14}) vs.push_back(windowed_variant<8, true, true>(host, 512, 2, wbits, x.data(), y.data(), keep));
+  std::size_t differ = 0;
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    V s = V(0);
+    for (I k = host.row_ptr()[static_cast<std::size_t>(r)]; k < host.row_ptr()[static_cast<std::size_t>(r) + 1]; ++k)
+      s = std::fma(host.values()[static_cast<std::size_t>(k)], hx[static_cast<std::size_t>(host.col_idx()[static_cast<std::size_t>(k)])], s);
+    differ += s != ys[static_cast<std::size_t>(r)];
+  }
+  std::printf("  library scalar vs host fma chain: %zu rows differ\n", differ);
+
+  std::vector<std::shared_ptr<windowed_matrix>> keep;
+  std::vector<variant> vs;
+  sparse::spmv_plan<V, I> plan(d, sparse::spmv_algorithm::automatic);
+  vs.push_back({"library automatic (" + plan.describe() + ")",
+                [&](cudaStream_t s) { sparse::spmv(plan, V(1), x.data(), V(0), y.data(), s); }});
+  sparse::spmv_plan<V, I> vector(d, sparse::spmv_algorithm::vector);
+  vs.push_back({"library vector (" + vector.describe() + ")",
+                [&](cudaStream_t s) { sparse::spmv(vector, V(1), x.data(), V(0), y.data(), s); }});
+  sparse::spmv_plan<V, I> windowed(d, sparse::spmv_algorithm::windowed);
+  vs.push_back({"library windowed", [&](cudaStream_t s) { sparse::spmv(windowed, V(1), x.data(), V(0), y.data(), s); }, &ys});
+  vs.push_back(windowed_variant<4, true, false>(host, 1024, 2, 22, x.data(), y.data(), keep, &ys));  // CSR order
+  vs.push_back(windowed_variant<4, true, false>(host, 1024, 2, 12, x.data(), y.data(), keep, &ys));
+  vs.push_back(windowed_variant<4, false, false>(host, 1024, 2, 12, x.data(), y.data(), keep, &ys));
+  vs.push_back(windowed_variant<4, true, true>(host, 1024, 2, 12, x.data(), y.data(), keep, &ys));
+  vs.push_back(windowed_variant<4, true, true>(host, 1024, 1, 12, x.data(), y.data(), keep, &ys));
+  vs.push_back(windowed_variant<2, true, true>(host, 1024, 2, 12, x.data(), y.data(), keep, &ys));
+  for (int wbits : {11, 12, 14})
+    vs.push_back(windowed_variant<8, true, true>(host, 512, 2, wbits, x.data(), y.data(), keep, &ys));
 
   sparse::cusparse_spmv<V, I> peer(a, sparse::cusparse_algorithm::alg1, x.data(), y_peer.data(), V(1), V(0), stream);
   const auto ref = experiments::run_peer(peer, y_peer.data(), a.rows, stream);
-  gpukit::cuda_timer timer(stream);
-  std::printf("\n%s: %lld rows, %lld cols, %lld entries\n", m.name.c_str(), static_cast<long long>(a.rows),
-              static_cast<long long>(a.cols), static_cast<long long>(a.nnz));
-  const double alg1 = once ? 1.0 : timer.time([&] { peer.run(V(1), V(0), stream); }, {5, 41}).median_us;
-  {  // scalar's order on the host: each row's fused multiply-adds in column order
-    std::size_t differ = 0;
-    for (std::int64_t r = 0; r < a.rows; ++r) {
-      V s = V(0);
-      for (I k = host.row_ptr()[static_cast<std::size_t>(r)]; k < host.row_ptr()[static_cast<std::size_t>(r) + 1]; ++k)
-        s = std::fma(host.values()[static_cast<std::size_t>(k)], hx[static_cast<std::size_t>(host.col_idx()[static_cast<std::size_t>(k)])], s);
-      differ += s != ys[static_cast<std::size_t>(r)];
-    }
-    std::printf("  library scalar vs host fma chain: %zu rows differ\n", differ);
-  }
-  std::printf("  %-78s %9.1f us\n", "cuSPARSE ALG1", alg1);
-  bool ok = true;
-  for (auto& v : vs) {
-    REDUCE_CUDA_CHECK(cudaMemsetAsync(y.data(), 0xFF, sizeof(V) * static_cast<std::size_t>(a.rows), stream));
-    v.launch(stream);
-    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    double worst = 0;
-    const auto got = experiments::fetch(y.data(), a.rows);
-    const bool close = ref.close(got, &worst);
-    const bool same = !v.bitwise_scalar || std::memcmp(got.data(), ys.data(), sizeof(V) * got.size()) == 0;
-    ok = ok && close && same;
-    const double us = once ? 1.0 : timer.time([&] { v.launch(stream); }, {5, 41}).median_us;
-    std::printf("  %-78s %9.1f us  %.3fx ALG1  max|diff| %.2e%s%s\n", v.name.c_str(), us, alg1 / us, worst,
-                close ? "" : "  FAR FROM cuSPARSE", same ? (v.bitwise_scalar ? "  =scalar" : "") : "  MISMATCH vs scalar");
-  }
-  return ok;
+  return experiments::time_variants(m.name, a, peer, ref, y.data(), vs, stream, once, 78) && differ == 0;
 }
 }  // namespace
 

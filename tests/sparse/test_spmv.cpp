@@ -252,10 +252,19 @@ sparse::detail::stencil_table host_stencil_table(const sparse::host_csr<V, I>& a
       chunk);
 }
 
-/// Whether the windowed algorithm takes the matrix (its only limit: columns that fit 22 bits).
+/// The longest row of a host matrix.
+template <class V, class I>
+std::int64_t longest_row(const sparse::host_csr<V, I>& a) {
+  std::int64_t longest = 0;
+  for (std::int64_t i = 0; i < a.rows(); ++i) longest = std::max<std::int64_t>(longest, a.row_ptr()[i + 1] - a.row_ptr()[i]);
+  return longest;
+}
+
+/// Whether the windowed algorithm takes the matrix: columns that fit 22 bits, rows that fit 64 slots.
 template <class V, class I>
 bool windowed_applies(const sparse::host_csr<V, I>& a) {
-  return a.cols() <= sparse::detail::windowed_max_cols;
+  namespace d = sparse::detail;
+  return a.cols() <= d::windowed_max_cols && longest_row(a) <= std::int64_t{d::windowed_slot_entries} * d::windowed_max_row_slots;
 }
 
 /// Whether `alg` applies to `a` (stencil and windowed refuse some matrices; every other algorithm takes all).
@@ -272,8 +281,9 @@ struct check_result {
 };
 
 /// The one check: every matrix, every scenario, through the CPU path or one GPU algorithm. `stencil`
-/// and `windowed` run where they apply (and their plans must throw elsewhere), and must give bitwise
-/// scalar's result (the same sum in the same order).
+/// and `windowed` run where they apply (and their plans must throw elsewhere); stencil, and windowed
+/// where every row is one slot (<= 32 entries), must give bitwise scalar's result (the same sum in the
+/// same order).
 template <class V, class I>
 check_result check_all_matrices(path p, sparse::spmv_algorithm alg = sparse::spmv_algorithm::automatic) {
   check_result result;
@@ -303,7 +313,8 @@ check_result check_all_matrices(path p, sparse::spmv_algorithm alg = sparse::spm
       if (plan.algorithm() == sparse::spmv_algorithm::vector) result.widths.insert(plan.vector_width());
       const auto y = gpu_run(plan, alpha, x, beta, y0);
       check_rows(ctx + " " + plan.describe(), a, alpha, x, beta, y0, y, peer ? &*peer : nullptr);
-      if (plan.algorithm() == sparse::spmv_algorithm::stencil || plan.algorithm() == sparse::spmv_algorithm::windowed) {
+      if (plan.algorithm() == sparse::spmv_algorithm::stencil ||
+          (plan.algorithm() == sparse::spmv_algorithm::windowed && longest_row(a) <= sparse::detail::windowed_slot_entries)) {
         const sparse::spmv_plan<V, I> scalar(*d, sparse::spmv_algorithm::scalar);
         const auto ys = gpu_run(scalar, alpha, x, beta, y0);
         BOOST_TEST(std::memcmp(y.data(), ys.data(), y.size() * sizeof(V)) == 0,
@@ -728,52 +739,76 @@ CPU_TEST_CASE(stencil_table_reproduces_every_column_where_it_applies) {
 }
 
 // White-box, and the CPU path of the windowed kernel's arithmetic: every layout holds each entry exactly
-// once, each row's entries in column order, no row twice in a group of 32, whole groups per warp, and
-// words that decode to the entry's row and column; summing it as the kernel does (a fused multiply-add
-// per entry into its row, in list order) gives bitwise the sum of the CPU's row-order fma chain (scalar's
-// arithmetic). Several window widths, row caps and warp counts, on every test matrix.
-CPU_TEST_CASE(windowed_layout_holds_every_entry_once_in_row_order) {
+// once in the slot its position gives it (entry t of a row of S slots in slot t mod S), each slot's entries
+// in column order, no slot twice in a group of 32, whole groups and whole rows per warp, and words that
+// decode to the entry's slot and column. Summing it as the kernel does (a fused multiply-add per entry
+// into its slot, in list order; then each row's slots in slot order) gives bitwise the same as the CPU's
+// fma chains in that association, and for rows of one slot, scalar's chain. Several window widths, slot
+// caps and warp counts, on every test matrix the layout takes; the others must be refused with the reason.
+CPU_TEST_CASE(windowed_layout_holds_every_entry_once_in_slot_order) {
   namespace d = sparse::detail;
   struct shape {
-    int window, max_rows;
+    int window, max_slots;
     std::int64_t warps;
   };
-  int built = 0;
+  int built = 0, refused = 0, multi_slot = 0;
   std::int64_t padded = 0;
   for (const auto& nm : matrices()) {
     const auto& a = nm.a;
     const auto& ptr = a.row_ptr();
     const auto& col = a.col_idx();
     const auto x = test::random_vector<double>(a.cols(), -1.0, 1.0, 91);
-    std::vector<double> chain(static_cast<std::size_t>(a.rows()), 0.0);  // scalar's order: fma in column order
-    for (int64_t i = 0; i < a.rows(); ++i)
-      for (auto q = ptr[i]; q < ptr[i + 1]; ++q)
-        chain[static_cast<std::size_t>(i)] = std::fma(a.values()[q], x[static_cast<std::size_t>(col[q])], chain[static_cast<std::size_t>(i)]);
-    for (const shape sh : {shape{4096, 1023, 64}, shape{1, 5, 7}, shape{4, 1023, 1}}) {
-      const auto w = d::build_windowed_layout<int64_t>(a.rows(), a.cols(), ptr.data(), col.data(), sh.warps, sh.window, sh.max_rows);
-      const std::string ctx = nm.name + " window " + std::to_string(sh.window) + " rows " + std::to_string(sh.max_rows);
-      BOOST_TEST_REQUIRE(w.usable(), ctx << ": " << w.why_not);
+    auto slots_of = [&](int64_t r) { return std::max<int64_t>(1, (ptr[r + 1] - ptr[r] + d::windowed_slot_entries - 1) / d::windowed_slot_entries); };
+    // The expected sums: slot j of row r is the fma chain over entries j, j + S, ...; the row adds its slots in order.
+    std::vector<double> expect(static_cast<std::size_t>(a.rows()), 0.0);
+    for (int64_t i = 0; i < a.rows(); ++i) {
+      const int64_t S = slots_of(i);
+      double row = 0;
+      for (int64_t j = 0; j < S; ++j) {
+        double slot = 0;
+        for (auto q = ptr[i] + j; q < ptr[i + 1]; q += S) slot = std::fma(a.values()[q], x[static_cast<std::size_t>(col[q])], slot);
+        row = j == 0 ? slot : row + slot;
+      }
+      expect[static_cast<std::size_t>(i)] = row;
+    }
+    const bool applies = windowed_applies(a);
+    for (const shape sh : {shape{4096, 1023, 64}, shape{1, 64, 7}, shape{4, 1023, 1}}) {
+      const auto w = d::build_windowed_layout<int64_t>(a.rows(), a.cols(), ptr.data(), col.data(), sh.warps, sh.window, sh.max_slots);
+      const std::string ctx = nm.name + " window " + std::to_string(sh.window) + " slots " + std::to_string(sh.max_slots);
+      BOOST_TEST(w.usable() == applies, ctx << ": " << (w.usable() ? "built" : w.why_not));
+      if (!w.usable()) {
+        ++refused;
+        BOOST_TEST(w.why_not.find("entries (at most 2048)") != std::string::npos, ctx << ": " << w.why_not);
+        continue;
+      }
       ++built;
       padded += w.padding;
       BOOST_TEST_REQUIRE(w.packed.size() == w.source.size());
-      BOOST_TEST_REQUIRE(static_cast<int64_t>(w.warp_row0.size()) == w.warps() + 1);
+      BOOST_TEST_REQUIRE((static_cast<int64_t>(w.warp_row0.size()) == w.warps() + 1 && w.warp_slot0.size() == w.warp_row0.size()));
       BOOST_TEST_REQUIRE((w.warp_row0.front() == 0 && w.warp_row0.back() == a.rows()));
       BOOST_TEST_REQUIRE(w.warp_begin.back() == static_cast<int64_t>(w.packed.size()));
       BOOST_TEST(w.padding == static_cast<int64_t>(w.packed.size()) - a.nnz());
+      // Each row's first slot (the layout keeps row_slot only when some row has several).
+      std::vector<int64_t> first(static_cast<std::size_t>(a.rows()) + 1, 0);
+      for (int64_t i = 0; i < a.rows(); ++i) first[static_cast<std::size_t>(i) + 1] = first[static_cast<std::size_t>(i)] + slots_of(i);
+      BOOST_TEST((w.row_slot.empty() ? first.back() == a.rows() : w.row_slot == first), ctx << ": row_slot");
+      multi_slot += !w.row_slot.empty();
       std::vector<int> seen(static_cast<std::size_t>(a.nnz()), 0);
-      std::vector<int64_t> last(static_cast<std::size_t>(a.rows()), -1);  // last source index per row
-      std::vector<double> y(static_cast<std::size_t>(a.rows()), 0.0);
-      int64_t wrong = 0, block_rows = 0;
+      std::vector<int64_t> last(static_cast<std::size_t>(first.back()), -1);  // last source per slot
+      std::vector<double> slot_sum(static_cast<std::size_t>(first.back()), 0.0);
+      int64_t wrong = 0, block_slots = 0;
       for (int64_t g = 0; g < w.warps(); ++g) {
         const int64_t r0 = w.warp_row0[static_cast<std::size_t>(g)], r1 = w.warp_row0[static_cast<std::size_t>(g) + 1];
+        const int64_t s0 = w.warp_slot0[static_cast<std::size_t>(g)], s1 = w.warp_slot0[static_cast<std::size_t>(g) + 1];
         const int64_t b = w.warp_begin[static_cast<std::size_t>(g)], e = w.warp_begin[static_cast<std::size_t>(g) + 1];
-        wrong += r1 < r0 || r1 - r0 > sh.max_rows || b % 32 != 0 || e < b;
+        wrong += r1 < r0 || s0 != first[static_cast<std::size_t>(r0)] || s1 != first[static_cast<std::size_t>(r1)] ||
+                 s1 - s0 > sh.max_slots || b % 32 != 0 || e < b;
         if (g % d::windowed_warps_per_block == 0) {
           const int64_t end = std::min<int64_t>(g + d::windowed_warps_per_block, w.warps());
-          block_rows = std::max(block_rows, w.warp_row0[static_cast<std::size_t>(end)] - r0);
+          block_slots = std::max(block_slots, w.warp_slot0[static_cast<std::size_t>(end)] - s0);
         }
         for (int64_t q = b; q < e; q += 32) {
-          std::set<int64_t> rows_in_group;
+          std::set<int64_t> slots_in_group;
           for (int64_t k = q; k < std::min(q + 32, e); ++k) {
             const std::uint32_t word = w.packed[static_cast<std::size_t>(k)];
             const int64_t src = w.source[static_cast<std::size_t>(k)];
@@ -784,38 +819,59 @@ CPU_TEST_CASE(windowed_layout_holds_every_entry_once_in_row_order) {
             // The row holding entry src, searched in this warp's rows (r1 when it is not among them).
             const int64_t row = src < ptr[r0] || src >= ptr[r1] ? r1
                 : static_cast<int64_t>(std::upper_bound(ptr.begin() + r0, ptr.begin() + r1 + 1, src) - ptr.begin()) - 1;
-            const int64_t local = static_cast<int64_t>(word >> d::windowed_column_bits);
-            wrong += src >= a.nnz() || row == r1 || local != row - r0 ||
+            if (row == r1 || src >= a.nnz()) {
+              ++wrong;
+              continue;
+            }
+            const int64_t slot = first[static_cast<std::size_t>(row)] + (src - ptr[row]) % slots_of(row);
+            wrong += static_cast<int64_t>(word >> d::windowed_column_bits) != slot - s0 ||
                      static_cast<int64_t>(word & d::windowed_column_mask) != col[src] || word == d::windowed_pad;
-            if (src >= a.nnz() || row == r1) continue;
             ++seen[static_cast<std::size_t>(src)];
-            wrong += !rows_in_group.insert(row).second;                 // no row twice in a group
-            wrong += src <= last[static_cast<std::size_t>(row)];         // column (storage) order per row
-            last[static_cast<std::size_t>(row)] = src;
-            y[static_cast<std::size_t>(row)] = std::fma(a.values()[src], x[static_cast<std::size_t>(col[src])], y[static_cast<std::size_t>(row)]);
+            wrong += !slots_in_group.insert(slot).second;                 // no slot twice in a group
+            wrong += src <= last[static_cast<std::size_t>(slot)];          // column (storage) order per slot
+            last[static_cast<std::size_t>(slot)] = src;
+            slot_sum[static_cast<std::size_t>(slot)] =
+                std::fma(a.values()[src], x[static_cast<std::size_t>(col[src])], slot_sum[static_cast<std::size_t>(slot)]);
           }
         }
       }
+      std::vector<double> y(static_cast<std::size_t>(a.rows()), 0.0);
+      for (int64_t i = 0; i < a.rows(); ++i) {
+        double s = slot_sum[static_cast<std::size_t>(first[static_cast<std::size_t>(i)])];
+        for (int64_t q = first[static_cast<std::size_t>(i)] + 1; q < first[static_cast<std::size_t>(i) + 1]; ++q) s += slot_sum[static_cast<std::size_t>(q)];
+        y[static_cast<std::size_t>(i)] = s;
+      }
       BOOST_TEST(wrong == 0, ctx << ": " << wrong << " malformed words, groups or warps");
-      BOOST_TEST(block_rows == w.max_block_rows, ctx);
+      BOOST_TEST(block_slots == w.max_block_slots, ctx);
       BOOST_TEST(std::count(seen.begin(), seen.end(), 1) == a.nnz(), ctx << ": an entry is missing or repeated");
-      BOOST_TEST(std::memcmp(y.data(), chain.data(), y.size() * sizeof(double)) == 0,
-                 ctx << ": the layout's sums differ bitwise from the row-order fma chain");
+      BOOST_TEST(std::memcmp(y.data(), expect.data(), y.size() * sizeof(double)) == 0,
+                 ctx << ": the layout's sums differ bitwise from the slot-order fma chains");
     }
   }
-  BOOST_TEST(built == 3 * static_cast<int>(matrices().size()));
+  BOOST_TEST(built >= 3 * 20);
+  BOOST_TEST(refused > 0, "no test matrix has rows beyond the slots: the refusal went untested");
+  BOOST_TEST(multi_slot > 0, "no test matrix has rows of several slots");
   BOOST_TEST(padded > 0, "no layout needed padding: the padding path went untested");
   // Refused: columns beyond 22 bits.
   const std::vector<int64_t> ptr = {0, 1};
   const std::vector<int64_t> cols = {5};
   const auto wide = d::build_windowed_layout<int64_t>(1, d::windowed_max_cols + 1, ptr.data(), cols.data(), 1, 4096);
   BOOST_TEST(wide.why_not.find("4194305 columns (at most 4194304") != std::string::npos, wide.why_not);
-  // automatic's rule: random16 in float reuses x's sectors enough on 132 SMs, double and random2 do not.
+  // automatic's rule: random16 in float and random1000 reuse x's sectors enough on 132 SMs; random16 in
+  // double, random2 (too many columns), small matrices and rows beyond the slots do not.
   sparse::row_stats r16;
   r16.rows = r16.cols = 2000000;
   r16.nnz = 32000000;
+  r16.max_length = 30;
   BOOST_TEST(sparse::windowed_pays(r16, sizeof(float), 132));
   BOOST_TEST(!sparse::windowed_pays(r16, sizeof(double), 132));
+  sparse::row_stats r1000 = r16;
+  r1000.rows = 20000;
+  r1000.nnz = 20000000;
+  r1000.max_length = 1000;
+  BOOST_TEST(sparse::windowed_pays(r1000, sizeof(float), 132));
+  r1000.max_length = 2049;
+  BOOST_TEST(!sparse::windowed_pays(r1000, sizeof(float), 132));
   sparse::row_stats r2 = r16;
   r2.rows = r2.cols = 8000000;
   r2.nnz = 16000000;
@@ -843,6 +899,16 @@ GPU_TEST_CASE(automatic_takes_windowed_where_it_pays) {
   const auto ys = gpu_run(sparse::spmv_plan<float, int32_t>(d, spmv_algorithm::scalar), 0.5f, x, -2.0f, y0);
   BOOST_TEST(std::memcmp(y.data(), ys.data(), y.size() * sizeof(float)) == 0, plan.describe() << " differs from scalar");
   check_rows("automatic on 300k x 300k, 16 per row: " + plan.describe(), r, 0.5f, x, -2.0f, y0, y, nullptr);
+  // Rows of 1,000 (block_per_row's domain), summed in 32 slots each: within bound of the references.
+  const auto r1k = sparse::generate_random_k<float, int32_t>(5000, 300000, 1000, 88);  // 5M entries
+  const sparse::device_csr<float, int32_t> d1k(r1k);
+  const sparse::spmv_plan<float, int32_t> plan1k(d1k);
+  const bool pays1k = sparse::windowed_pays(plan1k.stats(), sizeof(float), sparse::detail::current_sm_count());
+  BOOST_TEST((plan1k.algorithm() == (pays1k ? spmv_algorithm::windowed : spmv_algorithm::block_per_row)), plan1k.describe());
+  const auto x1k = test::random_vector<float>(r1k.cols(), -1.f, 1.f, 89);
+  const std::vector<float> y1k = test::random_vector<float>(r1k.rows(), -1.f, 1.f, 90);
+  check_rows("automatic on 5000 x 300k, 1000 per row: " + plan1k.describe(), r1k, 0.5f, x1k, -2.0f, y1k,
+             gpu_run(plan1k, 0.5f, x1k, -2.0f, y1k), nullptr);
   const auto wide = sparse::generate_random_k<float, int32_t>(10, 5000000, 2, 87);
   const sparse::device_csr<float, int32_t> dw(wide);
   try {

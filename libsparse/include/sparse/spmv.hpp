@@ -34,7 +34,7 @@ using reduce::stream_t;
 
 /// The GPU SpMV algorithms. `automatic` asks choose_algorithm() (at plan time, once), then takes
 /// `stencil` instead of `scalar` where the matrix qualifies for it, and `windowed` instead of `vector`
-/// where windowed_pays().
+/// or `block_per_row` where windowed_pays().
 ///
 /// `stencil` is the one algorithm that does not read col_idx: for a matrix whose rows repeat at most 256
 /// column-offset patterns (structured-grid stencils; rows of at most 32 entries; patterns + offsets
@@ -42,6 +42,16 @@ using reduce::stream_t;
 /// row_ptr, that byte and the values (4 + 1 + 4k bytes per float row instead of scalar's 4 + 8k). Its
 /// sums are bitwise those of `scalar` (same order, same arithmetic). Asking for it on a matrix that
 /// does not qualify throws std::invalid_argument naming the reason.
+///
+/// `windowed` is the other algorithm with its own format, for rows of random columns whose x sits in L2
+/// (random16 and random1000 on an H200, where every CSR kernel is bound by one L2 sector per gather).
+/// The plan copies the matrix into warp-sized ranges of rows whose entries are ordered by 16 KB windows
+/// of x, so the warps of an SM gather from the same few windows and L1 serves the repeats. A row of L
+/// entries is summed in ceil(L / 32) slots of interleaved entries, each in column order, then the slots
+/// in order: a fixed order, and for rows of at most 32 entries exactly scalar's (bitwise `scalar`'s
+/// result). The copy costs 8 bytes per float entry (the column and the slot packed in 32 bits, the
+/// value) plus a few per cent of padding, built on the host at plan time. It needs at most 2^22 columns
+/// and rows of at most 2,048 entries (std::invalid_argument otherwise).
 enum class spmv_algorithm {
   automatic,
   scalar,
@@ -90,7 +100,7 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 spmv_algorithm choose_algorithm(const row_stats& s);
 /// Lanes per row (2, 4, 8, 16 or 32) of the `vector` algorithm for these statistics.
 int choose_vector_width(const row_stats& s);
-/// Whether `automatic` replaces a `vector` choice by `windowed` for a matrix with these statistics,
+/// Whether `automatic` replaces a `vector` or `block_per_row` choice by `windowed` for a matrix with these statistics,
 /// values of `value_bytes` bytes, on a GPU with `sm_count` SMs (the rule is at its definition).
 bool windowed_pays(const row_stats& s, std::size_t value_bytes, int sm_count);
 

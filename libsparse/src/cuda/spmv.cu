@@ -87,7 +87,7 @@ constexpr int warp_stream_entries = 256;
 template <class Value>
 void launch_windowed(const spmv_plan_state& st, Value alpha, const Value* x, Value beta, Value* y, cudaStream_t s) {
   auto* kernel = spmv_windowed_kernel<windowed_unroll, Value>;
-  const int smem = st.windowed_block_rows * static_cast<int>(sizeof(Value));
+  const int smem = st.windowed_block_slots * static_cast<int>(sizeof(Value));
   static std::atomic<int> carveout_set[64];  // 0: not yet opted in; else carveout + 1
   int device = 0;
   REDUCE_CUDA_CHECK(cudaGetDevice(&device));
@@ -100,7 +100,8 @@ void launch_windowed(const spmv_plan_state& st, Value alpha, const Value* x, Val
   const auto blocks = (st.windowed_warps + windowed_warps_per_block - 1) / windowed_warps_per_block;
   kernel<<<static_cast<unsigned>(blocks), windowed_threads, static_cast<std::size_t>(smem), s>>>(
       st.windowed_packed.data(), reinterpret_cast<const Value*>(st.windowed_values.data()), st.windowed_warp_begin.data(),
-      st.windowed_warp_row0.data(), st.windowed_warps, alpha, x, beta, y);
+      st.windowed_warp_row0.data(), st.windowed_warp_slot0.data(),
+      st.windowed_row_slot.size() > 0 ? st.windowed_row_slot.data() : nullptr, st.windowed_warps, alpha, x, beta, y);
   REDUCE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -148,15 +148,19 @@ int choose_vector_width(const row_stats& s) {
 // windowed (spmv_windowed.cuh): each warp walks its entries in column-window order, so an SM's gathers
 // of x repeat within L1. What can repeat: an SM runs nnz / SMs gathers into the cols / (32 / sizeof(Value))
 // 32-byte sectors of x; with reuse = gathers / sectors, a fraction 1 - (1 - e^-reuse) / reuse of them
-// can hit L1. random16 in float: 242k gathers per SM into 250k sectors, reuse 0.97; on an H200 194-195
-// us against vector's 255 and ALG1's 240 (bench/experiments/spmv_windowed.cu). Taken where automatic's
-// CSR choice is vector (uniform rows), the columns fit the packed 22 bits, the matrix is large enough to
-// be gather-bound (>= 2^22 entries) and reuse >= 0.75 (random16 in double, 0.48, was not measured).
+// can hit L1. Measured on an H200 (bench/experiments/spmv_windowed.cu): random16 in float, reuse 0.97,
+// 194-198 us against vector's 255 and ALG1's 240; random1000, reuse 0.61, rows summed in 32 slots of
+// interleaved entries: 132 us for the slot sums against block_per_row's 150 and ALG1's 152. Taken where
+// automatic's CSR choice is vector or block_per_row (uniform rows), the rows fit the slots (<= 2,048
+// entries), the columns fit the packed 22 bits, the matrix is large enough to be gather-bound (>= 2^22
+// entries) and reuse >= 0.5 (random16 in double, 0.48, was not measured).
 bool windowed_pays(const row_stats& s, std::size_t value_bytes, int sm_count) {
-  if (s.cols <= 0 || s.cols > detail::windowed_max_cols || s.nnz < (std::int64_t{1} << 22) || sm_count <= 0) return false;
+  if (s.cols <= 0 || s.cols > detail::windowed_max_cols || s.nnz < (std::int64_t{1} << 22) || sm_count <= 0 ||
+      s.max_length > std::int64_t{detail::windowed_slot_entries} * detail::windowed_max_row_slots)
+    return false;
   const double sector_values = 32.0 / static_cast<double>(value_bytes);
   const double reuse = static_cast<double>(s.nnz) * sector_values / (static_cast<double>(sm_count) * static_cast<double>(s.cols));
-  return reuse >= 0.75;
+  return reuse >= 0.5;
 }
 
 namespace detail {
@@ -369,38 +373,59 @@ stencil_table build_stencil_table(std::int64_t rows, const Index* row_ptr, const
 
 template <class Index>
 windowed_layout build_windowed_layout(std::int64_t rows, std::int64_t cols, const Index* row_ptr, const Index* col_idx,
-                                      std::int64_t target_warps, int window_columns, int max_warp_rows) {
+                                      std::int64_t target_warps, int window_columns, int max_warp_slots) {
   windowed_layout w;
   if (cols > windowed_max_cols) {
     w.why_not = std::to_string(cols) + " columns (at most " + std::to_string(windowed_max_cols) +
                 ": an entry packs its column in 22 bits)";
     return w;
   }
-  if (window_columns < 1 || (window_columns & (window_columns - 1)) != 0 || max_warp_rows < 1 ||
-      max_warp_rows > windowed_max_warp_rows)
+  if (window_columns < 1 || (window_columns & (window_columns - 1)) != 0 || max_warp_slots < windowed_max_row_slots ||
+      max_warp_slots > windowed_max_warp_slots)
     throw std::invalid_argument("windowed layout: window of " + std::to_string(window_columns) +
-                                " columns (a power of two expected), " + std::to_string(max_warp_rows) + " rows per warp");
+                                " columns (a power of two expected), " + std::to_string(max_warp_slots) + " slots per warp");
+  constexpr std::int64_t longest = std::int64_t{windowed_slot_entries} * windowed_max_row_slots;
+  auto slots_of = [&](std::int64_t r) {
+    const std::int64_t len = static_cast<std::int64_t>(row_ptr[r + 1]) - row_ptr[r];
+    return std::max<std::int64_t>(1, (len + windowed_slot_entries - 1) / windowed_slot_entries);
+  };
+  for (std::int64_t r = 0; r < rows; ++r)
+    if (static_cast<std::int64_t>(row_ptr[r + 1]) - row_ptr[r] > longest) {
+      w.why_not = "row " + std::to_string(r) + " has " + std::to_string(static_cast<std::int64_t>(row_ptr[r + 1]) - row_ptr[r]) +
+                  " entries (at most " + std::to_string(longest) + ")";
+      return w;
+    }
   w.window_columns = window_columns;
   int shift = 0;
   while ((1 << shift) < window_columns) ++shift;
   const std::int64_t nnz = rows > 0 ? static_cast<std::int64_t>(row_ptr[rows]) : 0;
-  // Row ranges: close a warp once it holds its share of entries + rows, or max_warp_rows rows.
+  // Each row's first slot; kept only if some row has more than one.
+  std::vector<std::int64_t> row_slot(static_cast<std::size_t>(rows) + 1, 0);
+  for (std::int64_t r = 0; r < rows; ++r) row_slot[static_cast<std::size_t>(r) + 1] = row_slot[static_cast<std::size_t>(r)] + slots_of(r);
+  // Row ranges of whole rows: close a warp once it holds its share of entries + rows, or before the next
+  // row's slots would exceed max_warp_slots.
   target_warps = std::max<std::int64_t>(1, target_warps);
   const std::int64_t share = std::max<std::int64_t>(1, (nnz + rows + target_warps - 1) / target_warps);
   w.warp_row0.push_back(0);
   for (std::int64_t r = 0, weight = 0; r < rows; ++r) {
+    const std::int64_t first = w.warp_row0.back();
+    if (r > first && row_slot[static_cast<std::size_t>(r) + 1] - row_slot[static_cast<std::size_t>(first)] > max_warp_slots) {
+      w.warp_row0.push_back(r);
+      weight = 0;
+    }
     weight += static_cast<std::int64_t>(row_ptr[r + 1]) - row_ptr[r] + 1;
-    if (weight >= share || r + 1 - w.warp_row0.back() == max_warp_rows) {
-      if (r + 1 < rows) w.warp_row0.push_back(r + 1);
+    if (weight >= share && r + 1 < rows) {
+      w.warp_row0.push_back(r + 1);
       weight = 0;
     }
   }
   w.warp_row0.push_back(rows);
   const std::int64_t warps = static_cast<std::int64_t>(w.warp_row0.size()) - 1;
+  for (const std::int64_t r : w.warp_row0) w.warp_slot0.push_back(row_slot[static_cast<std::size_t>(r)]);
   w.packed.reserve(static_cast<std::size_t>(nnz + nnz / 16 + 32));
   w.source.reserve(w.packed.capacity());
   std::vector<std::int64_t> sorted, count, waiting, still;
-  std::vector<std::int64_t> in_group(static_cast<std::size_t>(max_warp_rows), -1), blocked(in_group), pending(in_group.size(), 0);
+  std::vector<std::int64_t> in_group(static_cast<std::size_t>(max_warp_slots), -1), blocked(in_group), pending(in_group.size(), 0);
   for (std::int64_t g = 0; g < warps; ++g) {
     w.warp_begin.push_back(static_cast<std::int64_t>(w.packed.size()));
     const std::int64_t r0 = w.warp_row0[static_cast<std::size_t>(g)], r1 = w.warp_row0[static_cast<std::size_t>(g) + 1];
@@ -426,11 +451,16 @@ windowed_layout build_windowed_layout(std::int64_t rows, std::int64_t cols, cons
       for (std::int64_t k = b; k < e; ++k)
         sorted[static_cast<std::size_t>(count[static_cast<std::size_t>((static_cast<std::int64_t>(col_idx[k]) >> shift) - lo)]++)] = k;
     }
-    // The source entry k belongs to row `row_of` (local to the warp): walk the rows alongside.
+    // Each entry's slot within the warp: entry t of row r (t from 0) is in the row's slot t mod S_r.
+    const std::int64_t s0 = w.warp_slot0[static_cast<std::size_t>(g)];
     std::vector<std::int32_t> local_row(static_cast<std::size_t>(e - b));
-    for (std::int64_t r = r0; r < r1; ++r)
-      for (std::int64_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) local_row[static_cast<std::size_t>(k - b)] = static_cast<std::int32_t>(r - r0);
-    // Conflict-free groups of 32, first come first served (see windowed_layout).
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t slots = row_slot[static_cast<std::size_t>(r) + 1] - row_slot[static_cast<std::size_t>(r)];
+      for (std::int64_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k)
+        local_row[static_cast<std::size_t>(k - b)] =
+            static_cast<std::int32_t>(row_slot[static_cast<std::size_t>(r)] - s0 + (k - row_ptr[r]) % slots);
+    }
+  // Conflict-free groups of 32, first come first served (see windowed_layout).
     waiting.clear();
     std::size_t pos = 0;
     for (std::int64_t group = 0; pos < sorted.size() || !waiting.empty(); ++group) {
@@ -469,18 +499,19 @@ windowed_layout build_windowed_layout(std::int64_t rows, std::int64_t cols, cons
         w.source.push_back(-1);
       }
     }
-    for (std::int64_t r = 0; r < r1 - r0; ++r) {  // reset the marks this warp used
-      in_group[static_cast<std::size_t>(r)] = -1;
-      blocked[static_cast<std::size_t>(r)] = -1;
+    for (std::int64_t q = 0; q < w.warp_slot0[static_cast<std::size_t>(g) + 1] - s0; ++q) {  // reset this warp's marks
+      in_group[static_cast<std::size_t>(q)] = -1;
+      blocked[static_cast<std::size_t>(q)] = -1;
     }
   }
   w.warp_begin.push_back(static_cast<std::int64_t>(w.packed.size()));
   w.padding = static_cast<std::int64_t>(w.packed.size()) - nnz;
   for (std::int64_t g = 0; g < warps; g += windowed_warps_per_block) {
     const std::int64_t end = std::min<std::int64_t>(g + windowed_warps_per_block, warps);
-    w.max_block_rows = std::max<std::int32_t>(
-        w.max_block_rows, static_cast<std::int32_t>(w.warp_row0[static_cast<std::size_t>(end)] - w.warp_row0[static_cast<std::size_t>(g)]));
+    w.max_block_slots = std::max<std::int32_t>(
+        w.max_block_slots, static_cast<std::int32_t>(w.warp_slot0[static_cast<std::size_t>(end)] - w.warp_slot0[static_cast<std::size_t>(g)]));
   }
+  if (row_slot.back() > rows) w.row_slot = std::move(row_slot);
   return w;
 }
 
@@ -542,10 +573,11 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
       throw std::invalid_argument("spmv plan: the stencil algorithm does not apply to this matrix: " + table.why_not);
     }
   }
-  // windowed: asked for, or automatic where the CSR choice is vector and the L1 reuse pays (see
-  // windowed_pays); the layout reads col_idx and the values back and keeps its own ordered copy.
+  // windowed: asked for, or automatic where the CSR choice is vector or block_per_row and the L1 reuse
+  // pays (see windowed_pays); the layout reads col_idx and the values back and keeps its own ordered copy.
   if (requested_ == spmv_algorithm::windowed ||
-      (requested_ == spmv_algorithm::automatic && algorithm_ == spmv_algorithm::vector &&
+      (requested_ == spmv_algorithm::automatic &&
+       (algorithm_ == spmv_algorithm::vector || algorithm_ == spmv_algorithm::block_per_row) &&
        windowed_pays(stats_, sizeof(Value), state_->sm_count)))
     build_windowed(host_row_ptr);
   // Chunked loads when a lane gets at least two 4-entry chunks of a typical row (random1000 at 32 lanes:
@@ -591,14 +623,16 @@ void spmv_plan<Value, Index>::build_windowed(const Index* host_row_ptr) {
     reduce::detail::copy_to_host(cols.data(), view_.col_idx, nnz * sizeof(Index));
     reduce::detail::copy_to_host(values.data(), view_.values, nnz * sizeof(Value));
   }
-  // Two blocks of 16 warps per SM, at least ~64 rows per warp so groups of 32 distinct rows fill; the
-  // shared-memory sums of a block stay within 96 KB (1,023 float rows or 768 double rows per warp).
+  // Two blocks of 16 warps per SM, at least ~64 slots (about rows + entries / 32) per warp so groups of
+  // 32 distinct slots fill; the shared-memory sums of a block stay within 96 KB (1,023 float slots or
+  // 768 double slots per warp).
+  const std::int64_t slots = view_.rows + view_.nnz / detail::windowed_slot_entries;
   const std::int64_t target_warps = std::min<std::int64_t>(std::int64_t{2} * detail::windowed_warps_per_block * state_->sm_count,
-                                                           std::max<std::int64_t>(1, view_.rows / 64));
-  const int max_rows = static_cast<int>(std::min<std::size_t>(detail::windowed_max_warp_rows,
-                                                              (96u << 10) / (detail::windowed_warps_per_block * sizeof(Value))));
+                                                           std::max<std::int64_t>(1, slots / 64));
+  const int max_slots = static_cast<int>(std::min<std::size_t>(detail::windowed_max_warp_slots,
+                                                               (96u << 10) / (detail::windowed_warps_per_block * sizeof(Value))));
   auto w = detail::build_windowed_layout<Index>(view_.rows, view_.cols, host_row_ptr, cols.data(), target_warps,
-                                                detail::windowed_window_bytes / static_cast<int>(sizeof(Value)), max_rows);
+                                                detail::windowed_window_bytes / static_cast<int>(sizeof(Value)), max_slots);
   if (w.usable() && (w.warps() + detail::windowed_warps_per_block - 1) / detail::windowed_warps_per_block >
                         std::numeric_limits<std::int32_t>::max())
     w.why_not = std::to_string(w.warps()) + " warps exceed the grid limit of 2^31 - 1 blocks";
@@ -614,7 +648,7 @@ void spmv_plan<Value, Index>::build_windowed(const Index* host_row_ptr) {
   auto& st = *state_;
   st.shared_per_sm = detail::current_shared_per_sm();
   st.windowed_warps = w.warps();
-  st.windowed_block_rows = w.max_block_rows;
+  st.windowed_block_slots = w.max_block_slots;
   st.windowed_window_columns = w.window_columns;
   st.windowed_padding = w.padding;
   st.windowed_packed = reduce::device_buffer<std::uint32_t>(w.packed);
@@ -622,6 +656,11 @@ void spmv_plan<Value, Index>::build_windowed(const Index* host_row_ptr) {
   if (!ordered.empty()) reduce::detail::copy_to_device(st.windowed_values.data(), ordered.data(), ordered.size() * sizeof(Value));
   st.windowed_warp_begin = reduce::device_buffer<std::int64_t>(w.warp_begin);
   st.windowed_warp_row0 = reduce::device_buffer<std::int64_t>(w.warp_row0);
+  st.windowed_warp_slot0 = reduce::device_buffer<std::int64_t>(w.warp_slot0);
+  st.windowed_row_slot = reduce::device_buffer<std::int64_t>(w.row_slot);
+  st.windowed_row_slots_max = 1;
+  for (std::size_t r = 0; r + 1 < w.row_slot.size(); ++r)
+    st.windowed_row_slots_max = std::max<std::int32_t>(st.windowed_row_slots_max, static_cast<std::int32_t>(w.row_slot[r + 1] - w.row_slot[r]));
 }
 
 template <class Value, class Index>
@@ -644,7 +683,9 @@ std::string spmv_plan<Value, Index>::describe() const {
       << (state_->stencil_unrolled ? ", 8 loads in flight" : "") << ")";
   if (algorithm_ == spmv_algorithm::windowed)
     o << " (" << state_->windowed_warps << " warps, windows of " << state_->windowed_window_columns << " columns, "
-      << state_->windowed_padding << " pad entries)";
+      << state_->windowed_padding << " pad entries"
+      << (state_->windowed_row_slots_max > 1 ? ", up to " + std::to_string(state_->windowed_row_slots_max) + " slots per row" : "")
+      << ")";
   if (algorithm_ == spmv_algorithm::merge)
     o << " (" << state_->merge.blocks.size() - 1 << " blocks of " << detail::merge_tile << " items, "
       << state_->merge.split_rows.size() << " rows cross a block boundary)";

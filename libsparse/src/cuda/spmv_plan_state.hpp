@@ -153,19 +153,25 @@ stencil_table build_stencil_table(std::int64_t rows, const Index* row_ptr, const
                                   std::int64_t chunk_entries = std::int64_t{1} << 20);
 
 // The windowed algorithm: a copy of the matrix that the plan orders by column window, for rows of random
-// columns whose x fits in L2 (spmv_windowed.cuh says why it is faster). The rows are cut into ranges, one
-// per warp (at most windowed_max_warp_rows rows, about equal entries + rows each); a warp's entries are
-// stored sorted by (column / window_columns, row, column), then cut into groups of 32 in which no row
-// appears twice (an entry that would repeat a row waits for a later group, behind any earlier entry of
-// its row, so every row keeps its column order); a group the list cannot fill is padded. An entry is
-// one 32-bit word, (row - the warp's first row) << 22 | column, and its value.
+// columns whose x fits in L2 (spmv_windowed.cuh says why it is faster). A row of L entries is summed in
+// S = ceil(L / windowed_slot_entries) slots (at least one): slot j takes the row's entries j, j + S,
+// j + 2S, ... (in column order), so a row's entries in one window fall in different slots. The rows are
+// cut into ranges, one per warp (whole rows, at most windowed_max_warp_slots slots, about equal entries
+// + rows each); a warp's entries are stored sorted by (column / window_columns, row, column), then cut
+// into groups of 32 in which no slot appears twice (an entry that would repeat a slot waits for a later
+// group, behind any earlier entry of its slot, so every slot keeps its column order); a group the list
+// cannot fill is padded. An entry is one 32-bit word, (slot - the warp's first slot) << 22 | column, and
+// its value. A row's sum is its slots' sums added in slot order; a row of at most 32 entries has one slot,
+// summed exactly as scalar sums it.
 constexpr int windowed_threads = 512;            ///< 16 warps per block, 2 blocks per SM
 constexpr int windowed_warps_per_block = windowed_threads / 32;
 constexpr int windowed_unroll = 8;               ///< groups of 32 entries in flight per warp step
 constexpr int windowed_column_bits = 22;
 constexpr std::uint32_t windowed_column_mask = (1u << windowed_column_bits) - 1;
 constexpr std::int64_t windowed_max_cols = std::int64_t{1} << windowed_column_bits;
-constexpr int windowed_max_warp_rows = 1023;     ///< row 1023 with column 2^22 - 1 would be the pad word
+constexpr int windowed_max_warp_slots = 1023;    ///< slot 1023 with column 2^22 - 1 would be the pad word
+constexpr int windowed_slot_entries = 32;        ///< entries per slot (at most): a row of <= 32 has one slot
+constexpr int windowed_max_row_slots = 64;       ///< so rows of at most 2,048 entries
 constexpr std::uint32_t windowed_pad = 0xFFFFFFFFu;  ///< an entry that adds nothing
 constexpr int windowed_window_bytes = 16384;     ///< of x: 4,096 floats or 2,048 doubles
 constexpr std::size_t windowed_max_waiting = 1024;  ///< entries held back at once (bounds the build's work)
@@ -176,8 +182,10 @@ struct windowed_layout {
   std::vector<std::int64_t> source;      ///< each entry's position in col_idx / values (-1: padding)
   std::vector<std::int64_t> warp_begin;  ///< warps + 1 offsets into packed (multiples of 32)
   std::vector<std::int64_t> warp_row0;   ///< warps + 1: each warp's first row, then rows
+  std::vector<std::int64_t> warp_slot0;  ///< warps + 1: each warp's first slot, then the slot count
+  std::vector<std::int64_t> row_slot;    ///< rows + 1: each row's first slot; empty when every row has one
   std::int64_t padding = 0;              ///< pad entries (packed.size() - nnz)
-  std::int32_t max_block_rows = 0;       ///< rows of the largest block (its shared-memory sums)
+  std::int32_t max_block_slots = 0;      ///< slots of the largest block (its shared-memory sums)
   std::int32_t window_columns = 0;
   std::string why_not;                   ///< empty when the layout was built
   bool usable() const noexcept { return why_not.empty(); }
@@ -185,12 +193,13 @@ struct windowed_layout {
 };
 
 /// Builds the windowed layout of a host CSR structure (row_ptr[0] = 0): rows cut into ranges for about
-/// `target_warps` warps (more where a warp would exceed `max_warp_rows` rows), windows of
-/// `window_columns` columns (a power of two). Refuses (why_not) more than windowed_max_cols columns.
+/// `target_warps` warps (more where a warp would exceed `max_warp_slots` slots), windows of
+/// `window_columns` columns (a power of two). Refuses (why_not) more than windowed_max_cols columns and
+/// rows of more than windowed_slot_entries x windowed_max_row_slots entries.
 template <class Index>
 windowed_layout build_windowed_layout(std::int64_t rows, std::int64_t cols, const Index* row_ptr, const Index* col_idx,
                                       std::int64_t target_warps, int window_columns,
-                                      int max_warp_rows = windowed_max_warp_rows);
+                                      int max_warp_slots = windowed_max_warp_slots);
 
 /// Device-side state of a plan.
 struct spmv_plan_state {
@@ -212,13 +221,16 @@ struct spmv_plan_state {
   reduce::device_buffer<std::int32_t> stencil_table;  //   stencil_table::words (its size: the word count)
   std::int64_t windowed_warps = 0;                    // windowed: warps of the layout
   std::int32_t shared_per_sm = 0;                     //   the device's shared memory per SM (the carveout)
-  std::int32_t windowed_block_rows = 0;               //   shared-memory sums of the largest block
+  std::int32_t windowed_block_slots = 0;              //   shared-memory sums of the largest block
   std::int32_t windowed_window_columns = 0;           //   (describe())
   std::int64_t windowed_padding = 0;                  //   (describe())
   reduce::device_buffer<std::uint32_t> windowed_packed;
   reduce::device_buffer<double> windowed_values;      //   sized in bytes for double; float plans use the first half
   reduce::device_buffer<std::int64_t> windowed_warp_begin;
   reduce::device_buffer<std::int64_t> windowed_warp_row0;
+  reduce::device_buffer<std::int64_t> windowed_warp_slot0;
+  reduce::device_buffer<std::int64_t> windowed_row_slot;  //   empty: one slot per row
+  std::int32_t windowed_row_slots_max = 1;            //   (describe())
 };
 
 int current_sm_count();      // spmv.cu

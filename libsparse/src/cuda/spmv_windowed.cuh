@@ -17,27 +17,29 @@
 namespace sparse::detail {
 
 /// One block of windowed_threads threads per windowed_warps_per_block warps of the layout. Each warp
-/// owns a range of rows, and the block keeps their sums in shared memory (one Value per row). The warp
-/// reads its entries 32 at a time (a group: no row twice, so the 32 fused multiply-adds into shared
-/// memory are independent), `Unroll` groups per step with all their loads in flight. A row's entries
-/// come in column order, so each row is summed exactly as scalar sums it: bitwise scalar's result.
+/// owns a range of whole rows, and the block keeps their slots' sums in shared memory (one Value per
+/// slot). The warp reads its entries 32 at a time (a group: no slot twice, so the 32 fused multiply-adds
+/// into shared memory are independent), `Unroll` groups per step with all their loads in flight. A slot's
+/// entries come in column order; a row's sum is its slots' sums in slot order (`row_slot`, or one slot
+/// per row when it is null), so a row of one slot is summed exactly as scalar sums it: bitwise scalar's.
 template <int Unroll, class Value>
 __global__ void __launch_bounds__(windowed_threads, 2)
 spmv_windowed_kernel(const std::uint32_t* __restrict__ packed, const Value* __restrict__ values,
                      const std::int64_t* __restrict__ warp_begin, const std::int64_t* __restrict__ warp_row0,
+                     const std::int64_t* __restrict__ warp_slot0, const std::int64_t* __restrict__ row_slot,
                      std::int64_t warps, Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
   extern __shared__ __align__(16) unsigned char windowed_shared[];
   Value* sums = reinterpret_cast<Value*>(windowed_shared);
   const std::int64_t g0 = static_cast<std::int64_t>(blockIdx.x) * windowed_warps_per_block;
   const std::int64_t g_end = g0 + windowed_warps_per_block < warps ? g0 + windowed_warps_per_block : warps;
-  const std::int64_t row0 = warp_row0[g0];
-  const int rows = static_cast<int>(warp_row0[g_end] - row0);  // <= windowed_max_block_rows
-  for (int i = static_cast<int>(threadIdx.x); i < rows; i += windowed_threads) sums[i] = Value(0);
+  const std::int64_t slot0 = warp_slot0[g0];
+  const int slots = static_cast<int>(warp_slot0[g_end] - slot0);  // <= the plan's largest block
+  for (int i = static_cast<int>(threadIdx.x); i < slots; i += windowed_threads) sums[i] = Value(0);
   __syncthreads();
   const int lane = static_cast<int>(threadIdx.x & 31);
   const std::int64_t g = g0 + static_cast<std::int64_t>(threadIdx.x / 32);
   if (g < g_end) {
-    Value* mine = sums + (warp_row0[g] - row0);
+    Value* mine = sums + (warp_slot0[g] - slot0);
     const std::int64_t end = warp_begin[g + 1];
     // Lists are whole groups (the plan pads them): no per-entry bound check inside a group.
     for (std::int64_t k = warp_begin[g]; k < end; k += 32 * Unroll) {
@@ -61,12 +63,23 @@ spmv_windowed_kernel(const std::uint32_t* __restrict__ packed, const Value* __re
           Value& s = mine[p[u] >> windowed_column_bits];
           s = fma(v[u], xv[u], s);  // fma: scalar's contracted s += v * x, explicitly (no hoisted multiply)
         }
-        __syncwarp();  // the next group may add into a row this one touched, from another lane
+        __syncwarp();  // the next group may add into a slot this one touched, from another lane
       }
     }
   }
   __syncthreads();
-  for (int i = static_cast<int>(threadIdx.x); i < rows; i += windowed_threads) store_row(y, row0 + i, sums[i], alpha, beta);
+  const std::int64_t row0 = warp_row0[g0];
+  const int rows = static_cast<int>(warp_row0[g_end] - row0);
+  for (int i = static_cast<int>(threadIdx.x); i < rows; i += windowed_threads) {
+    if (row_slot == nullptr) {
+      store_row(y, row0 + i, sums[i], alpha, beta);
+    } else {
+      const std::int64_t q0 = row_slot[row0 + i] - slot0, q1 = row_slot[row0 + i + 1] - slot0;
+      Value s = sums[q0];
+      for (std::int64_t q = q0 + 1; q < q1; ++q) s += sums[q];  // slot order: fixed
+      store_row(y, row0 + i, s, alpha, beta);
+    }
+  }
 }
 
 }  // namespace sparse::detail

@@ -84,9 +84,9 @@ constexpr int warp_stream_entries = 256;
 // hence the opt-in). The L1/shared split is the kernel's attribute: just the shared memory two blocks
 // need, the rest stays L1 for the windows of x. Plans differ, so it is set when it changes (per device;
 // a host call costs microseconds that the timing of a ~200 us call would see).
-template <class Value>
+template <bool Slots, class Value>
 void launch_windowed(const spmv_plan_state& st, Value alpha, const Value* x, Value beta, Value* y, cudaStream_t s) {
-  auto* kernel = spmv_windowed_kernel<windowed_unroll, Value>;
+  auto* kernel = spmv_windowed_kernel<windowed_unroll, Slots, Value>;
   const int smem = st.windowed_block_slots * static_cast<int>(sizeof(Value));
   static std::atomic<int> carveout_set[64];  // 0: not yet opted in; else carveout + 1
   int device = 0;
@@ -100,8 +100,8 @@ void launch_windowed(const spmv_plan_state& st, Value alpha, const Value* x, Val
   const auto blocks = (st.windowed_warps + windowed_warps_per_block - 1) / windowed_warps_per_block;
   kernel<<<static_cast<unsigned>(blocks), windowed_threads, static_cast<std::size_t>(smem), s>>>(
       st.windowed_packed.data(), reinterpret_cast<const Value*>(st.windowed_values.data()), st.windowed_warp_begin.data(),
-      st.windowed_warp_row0.data(), st.windowed_warp_slot0.data(),
-      st.windowed_row_slot.size() > 0 ? st.windowed_row_slot.data() : nullptr, st.windowed_warps, alpha, x, beta, y);
+      st.windowed_warp_row0.data(), st.windowed_warp_slot0.data(), st.windowed_row_slot.data(), st.windowed_warps, alpha,
+      x, beta, y);
   REDUCE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -131,7 +131,8 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
       else launch_stencil<0>(st, a, alpha, d_x, beta, d_y, sms, s);
       break;
     case spmv_algorithm::windowed:
-      launch_windowed(st, alpha, d_x, beta, d_y, s);
+      if (st.windowed_row_slot.size() > 0) launch_windowed<true>(st, alpha, d_x, beta, d_y, s);
+      else launch_windowed<false>(st, alpha, d_x, beta, d_y, s);
       break;
     case spmv_algorithm::shared_cached:
       launch<spmv_shared_cached_kernel<block_threads, Value, Index>>(grid_for(a.rows, block_threads, sms), block_threads, s,

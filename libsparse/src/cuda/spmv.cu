@@ -80,7 +80,7 @@ void launch_vector(int width, const csr_view<Value, Index>& a, Value alpha, cons
 constexpr int row_block_threads = 256;
 constexpr int warp_stream_entries = 256;
 
-// windowed: a block per 16 warps of the layout, their row sums in dynamic shared memory (up to 96 KB,
+// windowed: a block per 16 warps of the layout, their slot sums in dynamic shared memory (up to 96 KB,
 // hence the opt-in). The L1/shared split is the kernel's attribute: just the shared memory two blocks
 // need, the rest stays L1 for the windows of x. Plans differ, so it is set when it changes (per device;
 // a host call costs microseconds that the timing of a ~200 us call would see).

@@ -6,8 +6,8 @@
 // row-ordered kernel, and those sectors bound it (cuSPARSE ALG1 included). Here every warp walks its
 // entries in column-window order, so at any moment the warps of an SM gather from a few 16 KB windows
 // of x, which stay in L1: a second gather to a sector the SM fetched moments ago hits L1 instead of L2.
-// Measured on an H200, random16 (2M rows of 16 random columns of 2M): 33.9M L2 sectors instead of
-// ALG1's 40.0M, 194 us against 240 (bench/experiments/spmv_windowed.cu).
+// Measured on an H200, random16 (2M rows of 16 random columns of 2M): 32.8-33.1M L2 sectors instead of
+// ALG1's 40.0M, 192.5 us against 240.8 (gpu-check of bd09ccf; bench/experiments/spmv_windowed.cu).
 #pragma once
 #include <cstdint>
 
@@ -23,8 +23,8 @@ namespace sparse::detail {
 /// entries come in column order; a row's sum is its slots' sums in slot order (`row_slot`; `Slots` false:
 /// one slot per row, row_slot unused), so a row of one slot is summed exactly as scalar sums it: bitwise
 /// scalar's. Two instantiations, so that plans of one slot per row run the loop without the slot
-/// epilogue: with it, random16 ran 203 us instead of 197-198 on an H200 (the 64-register budget of two
-/// 512-thread blocks per SM).
+/// epilogue: with it, random16 ran 203 us on an H200, without it 192.5 (neither spills; the cause was
+/// not profiled further).
 template <int Unroll, bool Slots, class Value>
 __global__ void __launch_bounds__(windowed_threads, 2)
 spmv_windowed_kernel(const std::uint32_t* __restrict__ packed, const Value* __restrict__ values,

@@ -239,8 +239,7 @@ int main() {
     auto* tickets = reinterpret_cast<unsigned*>(static_cast<char*>(ws.data()) + reduce::detail::done_counter_offset);
     auto* slots = reinterpret_cast<unsigned long long*>(static_cast<char*>(ws.data()) + reduce::detail::partials_offset);
     // The library's shapes: one block of 256 x 4 vectors up to 16 KiB, of 512 x 8 up to 64 KiB, then
-    // 512-thread blocks of 4 vectors.
-    const CUfunction sp512 = driver_handle(reinterpret_cast<const void*>(&reduce::detail::single_pass_kernel<512, 4, R>));
+    // 256-thread blocks of 4 vectors, one per 16 KiB, at most one per SM.
     const CUfunction sp512x8 = driver_handle(reinterpret_cast<const void*>(&reduce::detail::single_pass_kernel<512, 8, R>));
     const CUfunction sp256 = driver_handle(reinterpret_cast<const void*>(&reduce::detail::single_pass_kernel<256, 4, R>));
 
@@ -252,12 +251,17 @@ int main() {
         ref += hx[static_cast<std::size_t>(i)];
         abs_sum += std::fabs(hx[static_cast<std::size_t>(i)]);
       }
-      // The library's launch policy (device_reduce.cuh) for sizes up to medium_bytes: 512-thread blocks.
+      // The library's launch policy (device_reduce.cuh) for sizes up to medium_bytes.
       const bool small = n * 4 <= reduce::detail::small_block_bytes;
       const int grid = n * 4 <= reduce::detail::single_block_bytes
                            ? 1
-                           : reduce::detail::policy_grid(n, 4, std::int64_t{reduce::detail::medium_blocks_per_sm} *
-                                                                   prop.multiProcessorCount);
+                           : reduce::detail::policy_grid(n, 4,
+                                                         std::int64_t{reduce::detail::medium_blocks_per_sm} *
+                                                             prop.multiProcessorCount,
+                                                         reduce::detail::medium_block_bytes);
+      // The policy before bench/experiments/reduce_medium.cu (512 x 4 vectors, one block per 32 KiB, up to 2
+      // per SM): the compact rungs below keep its grid, so they compare with the kept results.
+      const int previous_grid = reduce::detail::policy_grid(n, 4, std::int64_t{2} * prop.multiProcessorCount);
       const float* xp = x.data();
       float* op = out.data();
       std::int64_t nn = n;
@@ -276,11 +280,12 @@ int main() {
           {"single_pass_kernel <<<>>>", [&] {
              if (small) reduce::detail::single_pass_kernel<256, 4, R><<<1, 256, 0, stream>>>(xp, xp, n, r, slots, tickets, op);
              else if (grid == 1) reduce::detail::single_pass_kernel<512, 8, R><<<1, 512, 0, stream>>>(xp, xp, n, r, slots, tickets, op);
-             else reduce::detail::single_pass_kernel<512, 4, R><<<grid, 512, 0, stream>>>(xp, xp, n, r, slots, tickets, op);
+             else reduce::detail::single_pass_kernel<256, 4, R><<<grid, 256, 0, stream>>>(xp, xp, n, r, slots, tickets, op);
            }},
           {"single_pass_kernel cuLaunchKernel", [&] {
-             CU_CHECK(cuLaunchKernel(small ? sp256 : grid == 1 ? sp512x8 : sp512, static_cast<unsigned>(grid), 1, 1,
-                                     small ? 256 : 512, 1, 1, 0, reinterpret_cast<CUstream>(stream), params, nullptr));
+             CU_CHECK(cuLaunchKernel(grid == 1 && !small ? sp512x8 : sp256, static_cast<unsigned>(grid), 1, 1,
+                                     grid == 1 && !small ? 512 : 256, 1, 1, 0, reinterpret_cast<CUstream>(stream), params,
+                                     nullptr));
            }},
       };
       // Rungs of the latency ladder (no check: they do not sum) and compact kernels (checked).
@@ -313,14 +318,14 @@ int main() {
                            reduce::detail::single_pass_kernel<256, 4, R><<<1, 256, 0, stream>>>(xp, xp, n, r, slots, tickets, op);
                          }, true});
       } else {
-        rungs.push_back({"compact ticket 512t x4 (library grid)", [&] {
-                           compact_ticket_kernel<512, 4><<<grid, 512, 0, stream>>>(xp, n, slots, tickets, op);
+        rungs.push_back({"compact ticket 512t x4 (previous library grid)", [&, previous_grid] {
+                           compact_ticket_kernel<512, 4><<<previous_grid, 512, 0, stream>>>(xp, n, slots, tickets, op);
                          }, true});
-        const int grid2 = std::min(2 * grid, 4 * prop.multiProcessorCount);
+        const int grid2 = std::min(2 * previous_grid, 4 * prop.multiProcessorCount);
         rungs.push_back({"compact ticket 256t x4 (2x grid)", [&, grid2] {
                            compact_ticket_kernel<256, 4><<<grid2, 256, 0, stream>>>(xp, n, slots, tickets, op);
                          }, true});
-        const int grid_half = std::max(1, grid / 2);
+        const int grid_half = std::max(1, previous_grid / 2);
         rungs.push_back({"compact ticket 1024t x4 (grid / 2)", [&, grid_half] {
                            compact_ticket_kernel<1024, 4><<<grid_half, 1024, 0, stream>>>(xp, n, slots, tickets, op);
                          }, true});

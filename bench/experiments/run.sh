@@ -9,7 +9,7 @@ set -uo pipefail
 mkdir -p "$1" && out=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-$root/build-experiments}
-exps=(launch_floor reduce_large reduce_small spmv_variants spmv_cluster spmv_windowed)
+exps=(launch_floor reduce_large reduce_small reduce_medium spmv_variants spmv_cluster spmv_windowed)
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.')
 [ -n "$arch" ] || { echo "run.sh: no GPU (nvidia-smi found none)" >&2; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
@@ -51,11 +51,13 @@ fi
   grep -E '^GPU' "$out/reduce_small.txt" 2>/dev/null | head -1
   echo "launch_floor (host us per call, plain us, graph us; the empty kernel is the floor of any one launch):"
   grep -E '^(events only|empty kernel <<<1, 512>>>|empty kernel, driver|two empty)' "$out/launch_floor.txt" 2>/dev/null | sed 's/^/  /'
-  grep -E '^2\^[0-9]+ +(CUB DeviceReduce::Sum|library reduce::sum|compact (block 256t|ticket 512t))' "$out/launch_floor.txt" 2>/dev/null | sed 's/^/  /'
+  grep -E '^2\^[0-9]+ +(CUB DeviceReduce::Sum|library reduce::sum|compact (block 256t|ticket 512t x4 \(previous))' "$out/launch_floor.txt" 2>/dev/null | sed 's/^/  /'
   grep -E '^RESULT' "$out/launch_floor.txt" 2>/dev/null | sed 's/^/  launch_floor /'
 
   echo "reduce_small (plain us, graph us, ratio to CUB):"
   grep -E '^(CUB DeviceReduce::Sum|library default) ' "$out/reduce_small.txt" 2>/dev/null | sed 's/^/  /'
+  echo "reduce_medium (plain us, graph us, ratio to CUB: the library against its previous medium shape):"
+  grep -E '^(CUB DeviceReduce::Sum|library default|library kernel, previous shape) ' "$out/reduce_medium.txt" 2>/dev/null | sed 's/^/  /'
   echo "reduce_large (the library's rows and CUB's: sum at 2^26, 2^28, 2^30; segmented 1000 x 100k):"
   grep -E '^(cub::|libreduce)' "$out/reduce_large.txt" 2>/dev/null | sed 's/^/  /'
   echo "spmv_variants:"

@@ -58,9 +58,10 @@ std::int64_t single_pass_chain_length(std::int64_t n, std::size_t element_bytes)
   const int vec = element_bytes <= 16 && 16 % element_bytes == 0 ? static_cast<int>(16 / element_bytes) : 4;
   // The usual shapes (launch_default): one block (default_threads x default_unroll vectors up to
   // small_block_bytes, single_block_threads x single_block_unroll up to single_block_bytes), else blocks
-  // of medium_threads or default_threads on the policy grid, which is at least min(its block count,
-  // SMs) because every kernel has at least one resident block per SM; the chain is longest for the
-  // smallest grid and the fewest threads (so both block sizes are bounded), plus at most
+  // of medium_threads or default_threads, one per medium_block_bytes (at most one per SM) or one per
+  // block_min_bytes (up to a wave): either grid is at least min(policy_grid's block count at
+  // block_min_bytes, SMs), since every kernel has at least one resident block per SM. The chain is longest
+  // for the smallest grid and the fewest threads (so both block sizes are bounded), plus at most
   // max_grid / threads partials per thread at the end.
   if (n * static_cast<std::int64_t>(element_bytes) <= small_block_bytes)
     return chain_length(n, 1, default_threads, default_unroll, vec);

@@ -258,17 +258,23 @@ int resident_blocks(Kernel kernel, int threads) {
 // of single_block_threads x single_block_unroll vectors (every load of the call in flight at once; no
 // ticket, no slots). Graph-timed on an H200, 2^12 floats: 1.48 us against 1.72 for the 512 x 8 block;
 // 2^14: 1.73 against 2.17 for 256 x 4 (bench/experiments/launch_floor.cu). Up to medium_bytes (L2-resident
-// sizes, launch- and latency-bound): blocks of medium_threads, one per block_min_bytes (one 512 x 4 x
-// 16 B tile each), at most medium_blocks_per_sm per SM: the ticket finish costs about one L2 round trip
-// whatever the grid, so more blocks only help while each still has a tile to load. Beyond that (DRAM-
-// bound): default_threads blocks, one per block_min_bytes, up to one full wave of resident blocks.
+// sizes, launch- and latency-bound): blocks of medium_threads x medium_unroll vectors, one per
+// medium_block_bytes (one tile each), at most medium_blocks_per_sm (ONE) per SM. What one SM reads from
+// L2 takes time: a 32 KiB block loaded in ~700 ns where one round trip is ~300 ns (an H200, %globaltimer
+// per block, bench/experiments/reduce_medium.cu). So 256 KiB-1 MiB load sooner spread over more SMs in
+// smaller blocks, whose block tree is also shorter; the study's copy of the kernel, graph-timed: 2.16 /
+// 2.23 / 2.63 us at 2^16 / 2^18 / 2^20 floats against 2.28 / 2.47 / 2.79 for the previous shape (512 x 4
+// vectors, one per 32 KiB, up to 2 per SM). Beyond medium_bytes (DRAM-bound): default_threads blocks, one
+// per block_min_bytes, up to one full wave of resident blocks.
 constexpr std::int64_t small_block_bytes = std::int64_t{16} << 10;   // <= 4K floats: 256 x 4 x 16 B
 constexpr std::int64_t single_block_bytes = std::int64_t{64} << 10;  // <= 16K floats: 512 x 8 x 16 B
 constexpr int single_block_threads = 512;
 constexpr int single_block_unroll = 8;
 constexpr std::int64_t medium_bytes = std::int64_t{16} << 20;        // <= 4M floats
-constexpr int medium_threads = 512;
-constexpr int medium_blocks_per_sm = 2;
+constexpr int medium_threads = default_threads;
+constexpr int medium_unroll = default_unroll;
+constexpr std::int64_t medium_block_bytes = std::int64_t{medium_threads} * medium_unroll * 16;  // 16 KiB
+constexpr int medium_blocks_per_sm = 1;
 constexpr std::int64_t block_min_bytes = std::int64_t{32} << 10;
 
 /// Vectors in flight per thread beyond medium_bytes (DRAM-bound): 8 for one-input reducers whose
@@ -284,11 +290,12 @@ constexpr int large_unroll =
         ? 8
         : default_unroll;
 
-/// Grid of a single-pass launch of `threads`-thread blocks for n elements of `elem_bytes` bytes, given
-/// the cap (a wave, or medium_blocks_per_sm x SMs): one block per block_min_bytes, at most `cap` and max_grid.
-inline int policy_grid(std::int64_t n, std::size_t elem_bytes, std::int64_t cap) {
+/// Grid of a single-pass launch for n elements of `elem_bytes` bytes, given the cap (a wave, or
+/// medium_blocks_per_sm x SMs): one block per `per_block_bytes`, at most `cap` and max_grid.
+inline int policy_grid(std::int64_t n, std::size_t elem_bytes, std::int64_t cap,
+                       std::int64_t per_block_bytes = block_min_bytes) {
   const std::int64_t bytes = n * static_cast<std::int64_t>(elem_bytes);
-  const std::int64_t blocks = (bytes + block_min_bytes - 1) / block_min_bytes;
+  const std::int64_t blocks = (bytes + per_block_bytes - 1) / per_block_bytes;
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({blocks, cap, max_grid})));
 }
 
@@ -375,8 +382,9 @@ void launch_default(const typename R::value_type* x, const typename R::value_typ
   } else if (bytes <= single_block_bytes) {
     launch_one_block<single_block_threads, single_block_unroll>(x, y, n, r, d_out, scratch, stream);
   } else if (bytes <= medium_bytes) {
-    const int grid = policy_grid(n, sizeof(typename R::value_type), std::int64_t{medium_blocks_per_sm} * sm_count());
-    launch_single_pass<medium_threads>(x, y, n, r, d_out, scratch, stream, grid);
+    const int grid = policy_grid(n, sizeof(typename R::value_type), std::int64_t{medium_blocks_per_sm} * sm_count(),
+                                 medium_block_bytes);
+    launch_single_pass<medium_threads, R, medium_unroll>(x, y, n, r, d_out, scratch, stream, grid);
   } else {
     launch_single_pass<default_threads, R, large_unroll<R>>(x, y, n, r, d_out, scratch, stream);
   }

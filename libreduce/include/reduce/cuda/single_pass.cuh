@@ -306,7 +306,14 @@ single_pass_kernel(const typename R::value_type* __restrict__ x, const typename 
   __shared__ unsigned ticket;
   __shared__ A mine;
   const combine_op<R> op{r};
-  if (gridDim.x > 1 && threadIdx.x == 0) ticket = atomicAdd(tickets, 1u);
+  // Thread 0 takes a ticket even on a grid of one (which resets it below): guarded by anything more than
+  // `threadIdx.x == 0`, ptxas made this a warp-aggregated atomic (ATOMG, then a SHFL.IDX of its result),
+  // so warp 0 waited for the L2 round trip before issuing its loads, and the block tree for warp 0. That
+  // cost the multi-block kernel 0.2-0.25 us of device time at 2^16..2^22 floats on an H200, graph-timed,
+  // against a copy without it (bench/experiments/reduce_medium.cu; check with cuobjdump -sass: no SHFL.IDX
+  // or SR_LTMASK after the ATOMG). The ticket is used after the loads, so its round trip overlaps them.
+  unsigned my_ticket = 0;
+  if (threadIdx.x == 0) my_ticket = atomicAdd(tickets, 1u);
 
   A acc = r.identity();
   auto add = [&](std::int64_t i, typename R::value_type a, typename R::value_type b) { r.add(acc, a, b, i); };
@@ -322,9 +329,13 @@ single_pass_kernel(const typename R::value_type* __restrict__ x, const typename 
   } else {
     traverse<Threads, Unroll, R::two_inputs>(x, y, n, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x), add);
   }
+  if (threadIdx.x == 0) ticket = my_ticket;
   acc = br::reduce(acc, op, tmp);
   if (gridDim.x == 1) {
-    if (threadIdx.x == 0) *out = r.finish(acc);
+    if (threadIdx.x == 0) {
+      *out = r.finish(acc);
+      *tickets = 0;
+    }
     return;
   }
   __syncthreads();  // `ticket` is visible to the whole block

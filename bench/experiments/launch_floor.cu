@@ -256,7 +256,7 @@ int main() {
       const int grid = n * 4 <= reduce::detail::single_block_bytes
                            ? 1
                            : reduce::detail::policy_grid(n, 4,
-                                                         std::int64_t{reduce::detail::medium_blocks_per_sm} *
+                                                         std::int64_t{reduce::detail::medium_blocks_per_sm<R>} *
                                                              prop.multiProcessorCount,
                                                          reduce::detail::medium_block_bytes);
       // The policy before bench/experiments/reduce_medium.cu (512 x 4 vectors, one block per 32 KiB, up to 2

@@ -312,7 +312,7 @@ int main() {
     std::printf("GPU: %s, %d SMs\n", prop.name, g_sms);
     cudaStream_t stream;
     REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    const std::int64_t max_n = std::int64_t{1} << 22;
+    const std::int64_t max_n = std::int64_t{1} << 23;
     reduce::device_buffer<float> x(max_n), out(1);
     reduce::device_buffer<unsigned long long> slots(4096), stamps(std::int64_t{21} * 4096 * stamps_per_block);
     reduce::device_buffer<unsigned long long> junk_slots(4096);
@@ -427,6 +427,48 @@ int main() {
         if (v.name.rfind("CUB", 0) == 0) cub_plain = plain, cub_graph = graph;
         std::printf("%-36s   2^%-2d %9.2f %9.2f %8.3fx %8.3fx  %s\n", v.name.c_str(), lg, plain, graph,
                     cub_plain > 0 ? plain / cub_plain : 0.0, cub_graph > 0 ? graph / cub_graph : 0.0, check.c_str());
+      }
+    }
+
+    // Medium-size launch shapes for the three kinds of single-pass reducer (sum; min, whose tiles are
+    // reduced as trees; argmax, (value, index) pairs): graph-timed us, the library's kernel in each shape.
+    {
+      using sum_r = reduce::detail::op_reducer<float, reduce::plus>;
+      using min_r = reduce::detail::exact_op_reducer<float, reduce::minimum>;
+      using argmax_r = reduce::detail::arg_reducer<float, true>;
+      reduce::device_buffer<reduce::value_index<float>> vi(1);
+      struct shape {
+        const char* name;
+        int threads;
+        std::int64_t per_block;
+        int per_sm;
+      };
+      const shape shapes[] = {{"256x4, 16K/blk, 1/SM", 256, 16 << 10, 1}, {"256x4, 16K/blk, 2/SM", 256, 16 << 10, 2},
+                              {"256x4, 16K/blk, 4/SM", 256, 16 << 10, 4}, {"512x4, 32K/blk, 2/SM", 512, 32 << 10, 2}};
+      std::printf("\nMedium shapes by reducer (graph us; the library's single_pass_kernel)\n%-24s %6s %8s %8s %8s\n",
+                  "shape", "N", "sum", "min", "argmax");
+      for (int lg : {16, 18, 20, 21, 22, 23}) {
+        const std::int64_t n = std::int64_t{1} << lg;
+        for (const shape& sh : shapes) {
+          const int g = grid_for(n, sh.per_block, sh.per_sm);
+          auto one = [&](auto r, auto* o) {
+            using R = decltype(r);
+            return timer
+                .time_graph(
+                    [&] {
+                      if (sh.threads == 256)
+                        reduce::detail::launch_single_pass<256, R, 4>(x.data(), x.data(), n, r, o, ws.data(), stream, g);
+                      else
+                        reduce::detail::launch_single_pass<512, R, 4>(x.data(), x.data(), n, r, o, ws.data(), stream, g);
+                    },
+                    100, {2, 11})
+                .median_us;
+          };
+          const double ts = one(sum_r{reduce::plus{}, 0.0f}, out.data());
+          const double tm = one(min_r{{reduce::minimum{}, reduce::minimum::identity<float>()}}, out.data());
+          const double ta = one(argmax_r{}, vi.data());
+          std::printf("%-24s   2^%-2d %8.2f %8.2f %8.2f\n", sh.name, lg, ts, tm, ta);
+        }
       }
     }
 

@@ -259,13 +259,11 @@ int resident_blocks(Kernel kernel, int threads) {
 // ticket, no slots). Graph-timed on an H200, 2^12 floats: 1.48 us against 1.72 for the 512 x 8 block;
 // 2^14: 1.73 against 2.17 for 256 x 4 (bench/experiments/launch_floor.cu). Up to medium_bytes (L2-resident
 // sizes, launch- and latency-bound): blocks of medium_threads x medium_unroll vectors, one per
-// medium_block_bytes (one tile each), at most medium_blocks_per_sm (ONE) per SM. What one SM reads from
-// L2 takes time: a 32 KiB block loaded in ~700 ns where one round trip is ~300 ns (an H200, %globaltimer
-// per block, bench/experiments/reduce_medium.cu). So 256 KiB-1 MiB load sooner spread over more SMs in
-// smaller blocks, whose block tree is also shorter; the study's copy of the kernel, graph-timed: 2.16 /
-// 2.23 / 2.63 us at 2^16 / 2^18 / 2^20 floats against 2.28 / 2.47 / 2.79 for the previous shape (512 x 4
-// vectors, one per 32 KiB, up to 2 per SM). Beyond medium_bytes (DRAM-bound): default_threads blocks, one
-// per block_min_bytes, up to one full wave of resident blocks.
+// medium_block_bytes (one tile each), at most medium_blocks_per_sm<R> per SM. What one SM reads from L2
+// takes time: a 32 KiB block loaded in ~700 ns where one round trip is ~300 ns (an H200, %globaltimer per
+// block, bench/experiments/reduce_medium.cu). So 256 KiB-1 MiB load sooner spread over more SMs in
+// smaller blocks, whose block tree is also shorter. Beyond medium_bytes (DRAM-bound): default_threads
+// blocks, one per block_min_bytes, up to one full wave of resident blocks.
 constexpr std::int64_t small_block_bytes = std::int64_t{16} << 10;   // <= 4K floats: 256 x 4 x 16 B
 constexpr std::int64_t single_block_bytes = std::int64_t{64} << 10;  // <= 16K floats: 512 x 8 x 16 B
 constexpr int single_block_threads = 512;
@@ -274,21 +272,32 @@ constexpr std::int64_t medium_bytes = std::int64_t{16} << 20;        // <= 4M fl
 constexpr int medium_threads = default_threads;
 constexpr int medium_unroll = default_unroll;
 constexpr std::int64_t medium_block_bytes = std::int64_t{medium_threads} * medium_unroll * 16;  // 16 KiB
-constexpr int medium_blocks_per_sm = 1;
 constexpr std::int64_t block_min_bytes = std::int64_t{32} << 10;
 
-/// Vectors in flight per thread beyond medium_bytes (DRAM-bound): 8 for one-input reducers whose
-/// accumulator is a single value (sum, user operators), 4 for the rest (two inputs, (value, index) pairs,
-/// Kahan pairs, tile trees), whose registers would otherwise cut the resident blocks. On an H200 the
-/// float sum at 2^30 took 0.993x CUB's time with 8 in four runs on four boards (920-942 us), 1.000-1.001x
-/// with 4 (bench/experiments/reduce_large.cu: "t256 u8 inter ldg w1" against the library's row); 2^26
-/// 0.6-1.5 % faster, 2^28 within -0.4..+0.8 %.
+/// One-input reducers whose accumulator is a single value of the input type and which take elements one
+/// at a time (sum, sum of squares, user operators): their loop is little more than the loads. The others
+/// (two inputs, (value, index) pairs, Kahan pairs, wider accumulators, min/max tile trees) do more work
+/// between loads and want more of them in flight.
 template <class R>
-constexpr int large_unroll =
-    (!R::two_inputs && std::is_same_v<typename R::acc_type, typename R::value_type> && !has_add_tile<R>::value &&
-     sizeof(typename R::acc_type) <= 8)
-        ? 8
-        : default_unroll;
+constexpr bool light_reducer = !R::two_inputs && std::is_same_v<typename R::acc_type, typename R::value_type> &&
+                               !has_add_tile<R>::value && sizeof(typename R::acc_type) <= 8;
+
+/// Vectors in flight per thread beyond medium_bytes (DRAM-bound): 8 for light reducers, 4 for the rest,
+/// whose registers would otherwise cut the resident blocks. On an H200 the float sum at 2^30 took 0.993x
+/// CUB's time with 8 in four runs on four boards (920-942 us), 1.000-1.001x with 4
+/// (bench/experiments/reduce_large.cu: "t256 u8 inter ldg w1" against the library's row); 2^26 0.6-1.5 %
+/// faster, 2^28 within -0.4..+0.8 %.
+template <class R>
+constexpr int large_unroll = light_reducer<R> ? 8 : default_unroll;
+
+/// Medium blocks per SM at most: ONE for light reducers, 2 for the rest. The library's kernel on an H200,
+/// graph-timed us at 2^18 / 2^20 / 2^21 / 2^22 floats (bench/experiments/reduce_medium.cu, "Medium shapes"):
+/// sum 2.29 / 2.68 / 3.28 / 4.32 at one per SM against 2.29 / 2.77 / 3.48 / 4.44 at two; min 3.38 / 4.10 /
+/// 5.55 / 8.12 at one against 3.37 / 3.91 / 4.72 / 6.08 at two; argmax 4.84 / 5.34 / 6.27 / 7.98 against
+/// 4.84 / 5.50 / 6.30 / 7.48. The previous shape (512 x 4 vectors, one per 32 KiB, up to 2 per SM): sum
+/// 2.68 / 2.81 / 3.40 / 4.43, min 3.65 / 3.91 / 4.79 / 5.76, argmax 5.51 / 5.40 / 6.43 / 7.99.
+template <class R>
+constexpr int medium_blocks_per_sm = light_reducer<R> ? 1 : 2;
 
 /// Grid of a single-pass launch for n elements of `elem_bytes` bytes, given the cap (a wave, or
 /// medium_blocks_per_sm x SMs): one block per `per_block_bytes`, at most `cap` and max_grid.
@@ -382,7 +391,7 @@ void launch_default(const typename R::value_type* x, const typename R::value_typ
   } else if (bytes <= single_block_bytes) {
     launch_one_block<single_block_threads, single_block_unroll>(x, y, n, r, d_out, scratch, stream);
   } else if (bytes <= medium_bytes) {
-    const int grid = policy_grid(n, sizeof(typename R::value_type), std::int64_t{medium_blocks_per_sm} * sm_count(),
+    const int grid = policy_grid(n, sizeof(typename R::value_type), std::int64_t{medium_blocks_per_sm<R>} * sm_count(),
                                  medium_block_bytes);
     launch_single_pass<medium_threads, R, medium_unroll>(x, y, n, r, d_out, scratch, stream, grid);
   } else {

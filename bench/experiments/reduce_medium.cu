@@ -32,6 +32,7 @@
 
 #include "cuda_timer.hpp"
 #include "fill.cuh"
+#include "sum_check.hpp"
 #include "reduce/cuda/block_reduce.cuh"
 #include "reduce/cuda/check.hpp"
 #include "reduce/cuda/device_reduce.cuh"
@@ -394,33 +395,13 @@ int main() {
     std::printf("%-36s %6s %9s %9s %9s %9s  %s\n", "variant", "N", "plain us", "graph us", "vs CUB", "vs CUBg", "check");
     for (int lg : {14, 16, 18, 20, 22}) {
       const std::int64_t n = std::int64_t{1} << lg;
-      double ref = 0, abs_sum = 0;
-      for (std::int64_t i = 0; i < n; ++i) {
-        ref += hx[static_cast<std::size_t>(i)];
-        abs_sum += std::fabs(hx[static_cast<std::size_t>(i)]);
-      }
+      const experiments::host_sum h = experiments::host_sum_of(hx, n);
       double cub_plain = 0, cub_graph = 0;
       for (auto& v : vs) {
         std::string check = "-";
         if (v.checked) {
-          float first = 0;
-          bool stable = true;
-          for (int rep = 0; rep < 5; ++rep) {  // poisoned output, then bitwise run-to-run check
-            REDUCE_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xFF, 4, stream));
-            v.run(x.data(), n, out.data(), stream);
-            float got = 0;
-            REDUCE_CUDA_CHECK(cudaMemcpyAsync(&got, out.data(), 4, cudaMemcpyDeviceToHost, stream));
-            REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
-            if (rep == 0) first = got;
-            else if (std::memcmp(&got, &first, 4) != 0) stable = false;
-          }
-          // Chain: n / (grid x threads) + 16 per thread plus the trees and the final combine (generous:
-          // n / 2^10 + 64), each addition off by at most u = 2^-24 relative.
-          const double k = static_cast<double>(n) / 1024.0 + 64.0;
-          const double bound = k * std::ldexp(1.0, -24) / (1 - k * std::ldexp(1.0, -24)) * abs_sum;
-          const bool right = std::fabs(static_cast<double>(first) - ref) <= bound && stable;
-          if (!right) ok = false;
-          check = right ? "ok" : (stable ? "OUT OF BOUND" : "NOT DETERMINISTIC");
+          check = experiments::check_float_sum([&] { v.run(x.data(), n, out.data(), stream); }, out.data(), stream, n, h);
+          if (check != std::string("ok")) ok = false;
         }
         const double plain = timer.time([&] { v.run(x.data(), n, out.data(), stream); }, {5, 61}).median_us;
         const double graph = timer.time_graph([&] { v.run(x.data(), n, out.data(), stream); }, 100, {2, 11}).median_us;

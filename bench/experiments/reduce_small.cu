@@ -27,6 +27,7 @@
 
 #include "cuda_timer.hpp"
 #include "fill.cuh"
+#include "sum_check.hpp"
 #include "reduce/cuda/block_reduce.cuh"
 #include "reduce/cuda/check.hpp"
 #include "reduce/cuda/single_pass.cuh"
@@ -259,37 +260,19 @@ int main() {
     std::printf("%-40s %6s %9s %9s %9s %9s  %s\n", "variant", "N", "plain us", "graph us", "vs CUB", "vs CUBg", "check");
     for (int lg : {12, 14, 16, 18, 20, 22}) {
       const std::int64_t n = std::int64_t{1} << lg;
-      double ref = 0, abs_sum = 0;
-      for (std::int64_t i = 0; i < n; ++i) {
-        ref += hx[static_cast<std::size_t>(i)];
-        abs_sum += std::fabs(hx[static_cast<std::size_t>(i)]);
-      }
+      const experiments::host_sum h = experiments::host_sum_of(hx, n);
       double cub_plain = 0, cub_graph = 0;
       for (auto& v : vs) {
         if (v.name.rfind("one cluster", 0) == 0 && lg > 20) continue;
-        float first = 0;
-        bool stable = true;
-        for (int rep = 0; rep < 5; ++rep) {  // poisoned output, then bitwise run-to-run check
-          REDUCE_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xFF, 4, stream));
-          v.run(x.data(), n, out.data(), stream);
-          float got = 0;
-          REDUCE_CUDA_CHECK(cudaMemcpyAsync(&got, out.data(), 4, cudaMemcpyDeviceToHost, stream));
-          REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
-          if (rep == 0) first = got;
-          else if (std::memcmp(&got, &first, 4) != 0) stable = false;
-        }
-        // chain: n / (blocks * threads) per thread plus the trees (generous: n / 2^10 + 64)
-        const double k = static_cast<double>(n) / 1024.0 + 64.0;
-        const double bound = k * std::ldexp(1.0, -24) / (1 - k * std::ldexp(1.0, -24)) * abs_sum;
-        const bool right = std::fabs(static_cast<double>(first) - ref) <= bound && stable;
-        if (!right) ok = false;
+        const char* check =
+            experiments::check_float_sum([&] { v.run(x.data(), n, out.data(), stream); }, out.data(), stream, n, h);
+        if (std::string(check) != "ok") ok = false;
         const double plain = timer.time([&] { v.run(x.data(), n, out.data(), stream); }, {5, 61}).median_us;
         const double graph =
             timer.time_graph([&] { v.run(x.data(), n, out.data(), stream); }, 100, {2, 11}).median_us;
         if (v.name.rfind("CUB", 0) == 0) cub_plain = plain, cub_graph = graph;
         std::printf("%-40s   2^%-2d %9.2f %9.2f %8.3fx %8.3fx  %s\n", v.name.c_str(), lg, plain, graph,
-                    cub_plain > 0 ? plain / cub_plain : 0.0, cub_graph > 0 ? graph / cub_graph : 0.0,
-                    right ? "ok" : (stable ? "OUT OF BOUND" : "NOT DETERMINISTIC"));
+                    cub_plain > 0 ? plain / cub_plain : 0.0, cub_graph > 0 ? graph / cub_graph : 0.0, check);
       }
     }
     REDUCE_CUDA_CHECK(cudaFree(cub_tmp));

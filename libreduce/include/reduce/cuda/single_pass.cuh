@@ -309,7 +309,7 @@ single_pass_kernel(const typename R::value_type* __restrict__ x, const typename 
   // Thread 0 takes a ticket even on a grid of one (which resets it below): guarded by anything more than
   // `threadIdx.x == 0`, ptxas made this a warp-aggregated atomic (ATOMG, then a SHFL.IDX of its result),
   // so warp 0 waited for the L2 round trip before issuing its loads, and the block tree for warp 0. That
-  // cost the multi-block kernel 0.15-0.2 us of device time at 2^16..2^22 floats on an H200, graph-timed,
+  // cost the multi-block kernel 0.17-0.25 us of device time at 2^16..2^22 floats on an H200, graph-timed,
   // against a copy without it (bench/experiments/reduce_medium.cu; check with cuobjdump -sass: no SHFL.IDX
   // or SR_LTMASK after the ATOMG). The ticket is used after the loads, so its round trip overlaps them.
   unsigned my_ticket = 0;

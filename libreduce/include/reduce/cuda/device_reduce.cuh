@@ -261,7 +261,7 @@ int resident_blocks(Kernel kernel, int threads) {
 // sizes, launch- and latency-bound): blocks of medium_threads x medium_unroll vectors, one per
 // medium_block_bytes (one tile each), at most medium_blocks_per_sm<R> per SM. What one SM reads from L2
 // takes time: a 32 KiB block loaded in ~700 ns where one round trip is ~300 ns (an H200, %globaltimer per
-// block, bench/experiments/reduce_medium.cu). So 256 KiB-1 MiB load sooner spread over more SMs in
+// block, bench/experiments/reduce_medium.cu). So 256 KiB-2 MiB load sooner spread over more SMs in
 // smaller blocks, whose block tree is also shorter. Beyond medium_bytes (DRAM-bound): default_threads
 // blocks, one per block_min_bytes, up to one full wave of resident blocks.
 constexpr std::int64_t small_block_bytes = std::int64_t{16} << 10;   // <= 4K floats: 256 x 4 x 16 B

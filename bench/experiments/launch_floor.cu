@@ -222,12 +222,10 @@ int main() {
 
     // ---- sums ----
     const std::int64_t max_n = std::int64_t{1} << 22;
-    reduce::device_buffer<float> x(static_cast<std::size_t>(max_n)), out(1);
-    experiments::fill_uniform_kernel<<<1024, 256, 0, stream>>>(x.data(), max_n, 11);
-    REDUCE_CHECK_LAUNCH();
-    std::vector<float> hx(static_cast<std::size_t>(max_n));
-    REDUCE_CUDA_CHECK(cudaMemcpyAsync(hx.data(), x.data(), 4 * hx.size(), cudaMemcpyDeviceToHost, stream));
-    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const experiments::uniform_floats input = experiments::make_uniform_floats(max_n, 11, stream);
+    const reduce::device_buffer<float>& x = input.device;
+    const std::vector<float>& hx = input.host;
+    reduce::device_buffer<float> out(1);
     reduce::workspace ws;
     void* cub_tmp = nullptr;
     std::size_t cub_bytes = 0;

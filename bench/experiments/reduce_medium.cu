@@ -314,16 +314,15 @@ int main() {
     cudaStream_t stream;
     REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const std::int64_t max_n = std::int64_t{1} << 23;
-    reduce::device_buffer<float> x(max_n), out(1);
+    const experiments::uniform_floats input = experiments::make_uniform_floats(max_n, 11, stream);
+    const reduce::device_buffer<float>& x = input.device;
+    const std::vector<float>& hx = input.host;
+    reduce::device_buffer<float> out(1);
     reduce::device_buffer<unsigned long long> slots(4096), stamps(std::int64_t{21} * 4096 * stamps_per_block);
     reduce::device_buffer<unsigned long long> junk_slots(4096);
     reduce::device_buffer<unsigned> tickets(2);
     REDUCE_CUDA_CHECK(cudaMemset(slots.data(), 0, 4096 * 8));
     REDUCE_CUDA_CHECK(cudaMemset(tickets.data(), 0, 8));
-    experiments::fill_uniform_kernel<<<1024, 256>>>(x.data(), max_n, 11);
-    REDUCE_CHECK_LAUNCH();
-    std::vector<float> hx(static_cast<std::size_t>(max_n));
-    REDUCE_CUDA_CHECK(cudaMemcpy(hx.data(), x.data(), 4 * hx.size(), cudaMemcpyDeviceToHost));
     reduce::workspace ws;
     const device_state d{slots.data(), tickets.data(), stamps.data(), junk_slots.data(), tickets.data() + 1};
 

@@ -219,15 +219,14 @@ int main() {
     cudaStream_t stream;
     REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const std::int64_t max_n = std::int64_t{1} << 22;
-    reduce::device_buffer<float> x(static_cast<std::size_t>(max_n)), out(1);
+    const experiments::uniform_floats input = experiments::make_uniform_floats(max_n, 7, stream);
+    const reduce::device_buffer<float>& x = input.device;
+    const std::vector<float>& hx = input.host;
+    reduce::device_buffer<float> out(1);
     reduce::device_buffer<unsigned long long> slots(4096);
     reduce::device_buffer<unsigned> tickets(1);
     REDUCE_CUDA_CHECK(cudaMemset(slots.data(), 0, 4096 * 8));
     REDUCE_CUDA_CHECK(cudaMemset(tickets.data(), 0, 4));
-    experiments::fill_uniform_kernel<<<1024, 256>>>(x.data(), max_n, 7);
-    REDUCE_CHECK_LAUNCH();
-    std::vector<float> hx(static_cast<std::size_t>(max_n));
-    REDUCE_CUDA_CHECK(cudaMemcpy(hx.data(), x.data(), 4 * hx.size(), cudaMemcpyDeviceToHost));
     reduce::workspace ws;
 
     std::vector<variant> vs;

@@ -18,12 +18,6 @@
 //                  order and the warp reduces them: no second block tree, no __syncthreads.
 // Then a timeline (%globaltimer stamps per block) of the ticket and warp finishes: launch spread, loads,
 // tree, wait for the partials, final combine; once after an idle GPU (as the plain timing) and back to back.
-//
-// "Partials per warp" (run alone with `reduce_medium partials`): the library's single_pass_kernel with
-// one partial per BLOCK (block tree, then publish) against one per WARP (each warp publishes after its
-// warp tree, before the barrier; the last block collects them all, several loads in flight per thread),
-// in the medium shapes, for sum, min, argmax and dot; every result checked (sum and dot against the
-// double oracle's bound and bitwise across runs, min and argmax exactly).
 #include <cub/device/device_reduce.cuh>
 #include <cuda_runtime_api.h>
 
@@ -309,103 +303,9 @@ void timeline(const char* name, const float* x, std::int64_t n, float* out, devi
               gpukit::median_of(span));
 }
 
-/// "Partials per warp": the library kernel with block partials against warp partials (see the header).
-bool partials_section(const float* x, const std::vector<float>& hx, float* out, reduce::workspace& ws,
-                      gpukit::cuda_timer& timer, cudaStream_t stream, const std::function<void(const float*, std::int64_t, float*, cudaStream_t)>& cub) {
-  using sum_r = reduce::detail::op_reducer<float, reduce::plus>;
-  using min_r = reduce::detail::exact_op_reducer<float, reduce::minimum>;
-  using argmax_r = reduce::detail::arg_reducer<float, true>;
-  using dot_r = reduce::detail::dot_reducer<float>;
-  bool ok = true;
-  reduce::device_buffer<reduce::value_index<float>> vi(1);
-  struct shape {
-    const char* name;
-    int threads;
-    std::int64_t per_block;
-    int per_sm;
-    bool warp_partials;
-  };
-  const shape shapes[] = {{"block partials 256x4 16K 1/SM (library)", 256, 16 << 10, 1, false},
-                          {"warp partials 256x4 16K 1/SM", 256, 16 << 10, 1, true},
-                          {"warp partials 256x4 16K 2/SM", 256, 16 << 10, 2, true},
-                          {"block partials 128x4 8K 2/SM", 128, 8 << 10, 2, false},
-                          {"warp partials 128x4 8K 2/SM", 128, 8 << 10, 2, true},
-                          {"warp partials 512x4 32K 1/SM", 512, 32 << 10, 1, true}};
-  // Launch reducer r in shape sh at n (grid as the library's policy_grid would choose it).
-  auto launch = [&](const shape& sh, auto r, auto* o, std::int64_t n) {
-    using R = decltype(r);
-    const int g = grid_for(n, sh.per_block, sh.per_sm);
-    namespace d = reduce::detail;
-    if (sh.threads == 256) {
-      if (sh.warp_partials) d::launch_single_pass<256, R, 4, true>(x, x, n, r, o, ws.data(), stream, g);
-      else d::launch_single_pass<256, R, 4, false>(x, x, n, r, o, ws.data(), stream, g);
-    } else if (sh.threads == 128) {
-      if (sh.warp_partials) d::launch_single_pass<128, R, 4, true>(x, x, n, r, o, ws.data(), stream, g);
-      else d::launch_single_pass<128, R, 4, false>(x, x, n, r, o, ws.data(), stream, g);
-    } else {
-      if (sh.warp_partials) d::launch_single_pass<512, R, 4, true>(x, x, n, r, o, ws.data(), stream, g);
-      else d::launch_single_pass<512, R, 4, false>(x, x, n, r, o, ws.data(), stream, g);
-    }
-  };
-  const sum_r sum{reduce::plus{}, 0.0f};
-  const min_r mn{{reduce::minimum{}, reduce::minimum::identity<float>()}};
-  std::printf("\nPartials per block or per warp (the library's single_pass_kernel; sum: plain and graph us, ratio to\n"
-              "CUB's; min, argmax, dot: graph us; every result checked)\n");
-  std::printf("%-42s %5s %8s %8s %7s %7s %7s %7s %7s  %s\n", "shape", "N", "plain", "graph", "vsCUB", "vsCUBg", "min",
-              "argmax", "dot", "check");
-  for (int lg : {14, 16, 18, 19, 20, 21, 22}) {
-    const std::int64_t n = std::int64_t{1} << lg;
-    const experiments::host_sum h = experiments::host_sum_of(hx, n);
-    float hmin = hx[0];
-    std::int64_t hargmax = 0;
-    double hdot = 0, hdot_abs = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float v = hx[static_cast<std::size_t>(i)];
-      hmin = std::min(hmin, v);
-      if (v > hx[static_cast<std::size_t>(hargmax)]) hargmax = i;
-      hdot += static_cast<double>(v) * v;
-      hdot_abs += static_cast<double>(v) * v;
-    }
-    const double cub_plain = timer.time([&] { cub(x, n, out, stream); }, {5, 61}).median_us;
-    const double cub_graph = timer.time_graph([&] { cub(x, n, out, stream); }, 100, {2, 11}).median_us;
-    std::printf("%-42s   2^%-2d %8.2f %8.2f\n", "CUB DeviceReduce::Sum", lg, cub_plain, cub_graph);
-    for (const shape& sh : shapes) {
-      std::string check = experiments::check_float_sum([&] { launch(sh, sum, out, n); }, out, stream, n, h);
-      // min, argmax (exact) and dot (bound), each from a poisoned output
-      REDUCE_CUDA_CHECK(cudaMemsetAsync(out, 0xFF, sizeof(float), stream));
-      launch(sh, mn, out, n);
-      float gmin = 0;
-      REDUCE_CUDA_CHECK(cudaMemcpyAsync(&gmin, out, sizeof(float), cudaMemcpyDeviceToHost, stream));
-      REDUCE_CUDA_CHECK(cudaMemsetAsync(vi.data(), 0xFF, sizeof(reduce::value_index<float>), stream));
-      launch(sh, argmax_r{}, vi.data(), n);
-      reduce::value_index<float> gam{};
-      REDUCE_CUDA_CHECK(cudaMemcpyAsync(&gam, vi.data(), sizeof(gam), cudaMemcpyDeviceToHost, stream));
-      REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
-      REDUCE_CUDA_CHECK(cudaMemsetAsync(out, 0xFF, sizeof(float), stream));
-      launch(sh, dot_r{}, out, n);
-      float gdot = 0;
-      REDUCE_CUDA_CHECK(cudaMemcpyAsync(&gdot, out, sizeof(float), cudaMemcpyDeviceToHost, stream));
-      REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
-      const double k = static_cast<double>(n) / 1024.0 + 64.0, u = std::ldexp(1.0, -24);
-      if (gmin != hmin) check += " MIN WRONG";
-      if (gam.index != hargmax) check += " ARGMAX WRONG";
-      if (!(std::fabs(gdot - hdot) <= k * u / (1 - k * u) * hdot_abs)) check += " DOT OUT OF BOUND";
-      if (check != "ok") ok = false;
-      const double plain = timer.time([&] { launch(sh, sum, out, n); }, {5, 61}).median_us;
-      const double graph = timer.time_graph([&] { launch(sh, sum, out, n); }, 100, {2, 11}).median_us;
-      const double gm = timer.time_graph([&] { launch(sh, mn, out, n); }, 100, {2, 11}).median_us;
-      const double ga = timer.time_graph([&] { launch(sh, argmax_r{}, vi.data(), n); }, 100, {2, 11}).median_us;
-      const double gd = timer.time_graph([&] { launch(sh, dot_r{}, out, n); }, 100, {2, 11}).median_us;
-      std::printf("%-42s   2^%-2d %8.2f %8.2f %6.3fx %6.3fx %7.2f %7.2f %7.2f  %s\n", sh.name, lg, plain, graph,
-                  plain / cub_plain, graph / cub_graph, gm, ga, gd, check.c_str());
-    }
-  }
-  return ok;
-}
-
 }  // namespace
 
-int main(int argc, char** argv) {
+int main() {
   try {
     cudaDeviceProp prop{};
     REDUCE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -435,14 +335,6 @@ int main(int argc, char** argv) {
                     std::size_t b = cub_bytes;
                     REDUCE_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, b, p, o, n, s));
                   }});
-    if (argc > 1 && std::string(argv[1]) == "partials") {
-      gpukit::cuda_timer timer(stream);
-      const bool ok = partials_section(x.data(), hx, out.data(), ws, timer, stream, vs[0].run);
-      REDUCE_CUDA_CHECK(cudaFree(cub_tmp));
-      REDUCE_CUDA_CHECK(cudaStreamDestroy(stream));
-      std::printf("RESULT: %s\n", ok ? "all variants within bound and deterministic" : "FAIL");
-      return ok ? 0 : 1;
-    }
     vs.push_back({"library default", true,
                   [&](const float* p, std::int64_t n, float* o, cudaStream_t s) { reduce::sum(p, n, o, ws, s); }});
     // The library's kernel in its previous medium shape (512 x 4 vectors, one block per 32 KiB, up to 2 per SM).
@@ -576,7 +468,6 @@ int main(int argc, char** argv) {
       timeline<64, 4, false>("ticket 64x4 c1", x.data(), n, out.data(), d, stream, false, 1);
       timeline<32, 4, false>("ticket 32x4 c1", x.data(), n, out.data(), d, stream, false, 1);
     }
-    if (!partials_section(x.data(), hx, out.data(), ws, timer, stream, vs[0].run)) ok = false;
     REDUCE_CUDA_CHECK(cudaFree(cub_tmp));
     REDUCE_CUDA_CHECK(cudaStreamDestroy(stream));
     std::printf("RESULT: %s\n", ok ? "all variants within bound and deterministic" : "FAIL");

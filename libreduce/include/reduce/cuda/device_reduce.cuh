@@ -338,9 +338,8 @@ inline void check_count(std::int64_t n, const char* what) {
 
 /// Launches single_pass_kernel for reducer `r` on `scratch` (workspace layout above; the ticket counter
 /// and the partial slots must be zero, and are zero again when the kernel ends). grid = 0: one block
-/// per block_min_bytes up to a full wave. WarpPartials: one partial per warp (single_pass_kernel), the
-/// grid capped so that they fit the max_grid slots.
-template <int Threads, class R, int Unroll = default_unroll, bool WarpPartials = false>
+/// per block_min_bytes up to a full wave.
+template <int Threads, class R, int Unroll = default_unroll>
 void launch_single_pass(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n,
                         const R& r, typename R::out_type* d_out, void* scratch, cudaStream_t stream,
                         int grid = 0) {
@@ -348,15 +347,15 @@ void launch_single_pass(const typename R::value_type* x, const typename R::value
   static_assert(std::is_trivially_copyable_v<typename R::acc_type>, "accumulators are moved as bytes");
   check_aligned(x, "reduce");
   check_aligned(y, "reduce");
-  auto kernel = single_pass_kernel<Threads, Unroll, R, WarpPartials>;
+  auto kernel = single_pass_kernel<Threads, Unroll, R>;
   static std::atomic<int> waves[64] = {};  // one per instantiation: see cached_wave
   if (grid <= 0) grid = policy_grid(n, sizeof(typename R::value_type), cached_wave(waves, kernel, Threads));
-  grid = std::min(grid, WarpPartials ? max_grid / (Threads / 32) : max_grid);
+  grid = std::min(grid, max_grid);
   auto* tickets = reinterpret_cast<unsigned int*>(static_cast<char*>(scratch) + done_counter_offset);
   auto* slots = reinterpret_cast<unsigned long long*>(static_cast<char*>(scratch) + partials_offset);
   // The driver's launch path: a small call's time is mostly the launch (launch.hpp).
-  launch<single_pass_kernel<Threads, Unroll, R, WarpPartials>>(dim3(static_cast<unsigned>(grid)), dim3(Threads), stream,
-                                                               x, y, n, r, slots, tickets, d_out);
+  launch<single_pass_kernel<Threads, Unroll, R>>(dim3(static_cast<unsigned>(grid)), dim3(Threads), stream, x, y, n, r,
+                                                 slots, tickets, d_out);
 }
 
 /// Launches single_block_kernel: one block for a call of at most Threads x Unroll vectors (16 bytes).

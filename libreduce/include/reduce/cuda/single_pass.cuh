@@ -211,17 +211,6 @@ union partial_words {
   unsigned w[sizeof(A) / 4];
 };
 
-/// One flagged 64-bit word of a partial slot: {flag (high half), word (low half)}, read and written
-/// relaxed at GPU scope (see publish_partial).
-__device__ __forceinline__ unsigned long long load_slot_word(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void store_slot_word(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
 /// Publishes a block's partial with no fence and no completion counter on the critical path: each
 /// 4-byte word of the accumulator travels with a flag in ONE relaxed 64-bit store {flag = 1, word}. A
 /// naturally aligned 64-bit access is single-copy atomic, so a reader that sees the flag sees that
@@ -236,7 +225,10 @@ __device__ __forceinline__ void publish_partial(unsigned long long* slot, const 
   partial_words<A> p;
   p.value = a;
 #pragma unroll
-  for (int k = 0; k < static_cast<int>(sizeof(A) / 4); ++k) store_slot_word(slot + k, (1ull << 32) | p.w[k]);
+  for (int k = 0; k < static_cast<int>(sizeof(A) / 4); ++k) {
+    const unsigned long long v = (1ull << 32) | p.w[k];
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot + k), "l"(v) : "memory");
+  }
 }
 
 /// Waits for the partial published at `slot` in this launch, takes it and zeroes the slot.
@@ -246,59 +238,12 @@ __device__ __forceinline__ A collect_partial(unsigned long long* slot) {
 #pragma unroll
   for (int k = 0; k < static_cast<int>(sizeof(A) / 4); ++k) {
     unsigned long long v;
-    do v = load_slot_word(slot + k);
+    do asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(slot + k) : "memory");
     while ((v >> 32) == 0);
     p.w[k] = static_cast<unsigned>(v);
-    store_slot_word(slot + k, 0ull);
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot + k), "l"(0ull) : "memory");
   }
   return p.value;
-}
-
-/// Partials loaded at once per thread by collect_partials: 8 words of 64 bits.
-template <class A>
-constexpr int collect_batch = sizeof(A) / 4 >= 8 ? 1 : static_cast<int>(8 / (sizeof(A) / 4));
-
-/// The partials 0..count-1 of this launch, combined by the block: thread t takes t, t + Threads, ... in
-/// that order (a fixed order: the result does not depend on which partial arrived when), and zeroes each
-/// slot it read. Partials own_first..own_first + own_count - 1 are this block's own, read from `own`
-/// (shared memory) instead of waiting for their round trip through L2. collect_batch<A> partials are
-/// loaded before any is waited for, so a thread with several pays about one L2 round trip, not one per
-/// partial.
-template <int Threads, class A, class R>
-__device__ __forceinline__ A collect_partials(unsigned long long* slots, unsigned count, unsigned own_first,
-                                              unsigned own_count, const A* own, const R& r) {
-  constexpr int words = sizeof(A) / 4;
-  constexpr int P = collect_batch<A>;
-  A total = r.identity();
-  for (unsigned b0 = threadIdx.x; b0 < count; b0 += static_cast<unsigned>(Threads) * P) {
-    unsigned long long w[P][words];
-#pragma unroll
-    for (int k = 0; k < P; ++k) {
-      const unsigned b = b0 + static_cast<unsigned>(k * Threads);
-      const bool remote = b < count && b - own_first >= own_count;
-#pragma unroll
-      for (int j = 0; j < words; ++j) w[k][j] = remote ? load_slot_word(slots + std::size_t{b} * words + j) : 0ull;
-    }
-#pragma unroll
-    for (int k = 0; k < P; ++k) {
-      const unsigned b = b0 + static_cast<unsigned>(k * Threads);
-      if (b >= count) continue;
-      if (b - own_first < own_count) {
-        total = r.combine(total, own[b - own_first]);
-        continue;
-      }
-      partial_words<A> p;
-#pragma unroll
-      for (int j = 0; j < words; ++j) {
-        unsigned long long* word = slots + std::size_t{b} * words + j;
-        while ((w[k][j] >> 32) == 0) w[k][j] = load_slot_word(word);
-        p.w[j] = static_cast<unsigned>(w[k][j]);
-        store_slot_word(word, 0ull);
-      }
-      total = r.combine(total, p.value);
-    }
-  }
-  return total;
 }
 
 /// Reducers with add_tile(acc, const T (&v)[N], i0, stride) take whole tiles (see traverse).
@@ -342,18 +287,14 @@ single_block_kernel(const typename R::value_type* __restrict__ x, const typename
   if (threadIdx.x == 0) *out = r.finish(acc);
 }
 
-/// One launch for any n: grid-stride accumulation (traverse), then a ticket finish. Each block takes a
-/// ticket (atomicAdd) as it STARTS, so the round trip overlaps its loads; the block holding the last
-/// ticket, whose peers have all started and so will all publish, collects the partials
-/// (collect_partials: fixed order) and reduces them with block_reduce, so the result does not depend on
-/// which block finished when. It re-zeroes the ticket counter. A one-block grid reduces with
-/// block_reduce and writes its result directly.
-/// Partials: WarpPartials = false, one per block (block_reduce, then every block but the last publishes
-/// it, publish_partial); true, one per WARP: after the barrier that tells the block whether it is the
-/// last, each warp reduces (warp::reduce_to_first) and publishes, so the other blocks skip the block
-/// tree's cross-warp stage; the last block keeps its own warps' partials in shared memory and collects
-/// gridDim.x x Threads / 32 of them (at most max_grid: launch_single_pass caps the grid).
-template <int Threads, int Unroll, class R, bool WarpPartials = false>
+/// One launch for any n: grid-stride accumulation (traverse), block_reduce, then a ticket finish. Each
+/// block takes a ticket (atomicAdd) as it STARTS, so the round trip overlaps its loads; every block but
+/// the one holding the last ticket publishes its partial (publish_partial) and leaves; the last-ticket
+/// block, whose peers have all started and so will all publish, collects the partials and combines
+/// them in BLOCK order (thread t takes blocks t, t + Threads, ..., then block_reduce's fixed tree), so
+/// the result does not depend on which block finished when. It re-zeroes the ticket counter. A
+/// one-block grid writes its result directly.
+template <int Threads, int Unroll, class R>
 __global__ void __launch_bounds__(Threads, single_pass_min_blocks(Threads, Unroll))
 single_pass_kernel(const typename R::value_type* __restrict__ x, const typename R::value_type* __restrict__ y,
                    std::int64_t n, R r, unsigned long long* __restrict__ slots,
@@ -389,31 +330,6 @@ single_pass_kernel(const typename R::value_type* __restrict__ x, const typename 
     traverse<Threads, Unroll, R::two_inputs>(x, y, n, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x), add);
   }
   if (threadIdx.x == 0) ticket = my_ticket;
-  if constexpr (WarpPartials) {
-    if (gridDim.x > 1) {
-      constexpr unsigned warps = Threads / warp::warp_size;
-      const unsigned w = threadIdx.x / warp::warp_size;
-      __syncthreads();  // `ticket` is visible to the whole block
-      const bool last = ticket == gridDim.x - 1;
-      acc = warp::reduce_to_first(acc, op);
-      if (!last) {
-        if (threadIdx.x % warp::warp_size == 0)
-          publish_partial(slots + (std::size_t{blockIdx.x} * warps + w) * words, acc);
-        return;
-      }
-      // The last block's own warps hand over through shared memory.
-      if (threadIdx.x % warp::warp_size == 0) tmp.warp_partials[w] = acc;
-      __syncthreads();
-      A total = collect_partials<Threads, A>(slots, gridDim.x * warps, blockIdx.x * warps, warps, tmp.warp_partials, r);
-      __syncthreads();  // tmp is reused
-      total = br::reduce(total, op, tmp);
-      if (threadIdx.x == 0) {
-        *out = r.finish(total);
-        *tickets = 0;  // every block took its ticket: ready for the next call without a memset
-      }
-      return;
-    }
-  }
   acc = br::reduce(acc, op, tmp);
   if (gridDim.x == 1) {
     if (threadIdx.x == 0) {

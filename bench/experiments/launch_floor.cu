@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(T) compact_block_kernel(const float* __restric
   if (threadIdx.x == 0) *out = acc;
 }
 
-/// The library's ticket finish (publish_partial / collect_partial) around compact_part.
+/// The library's ticket finish (publish_partial / collect_partials) around compact_part.
 template <int T, int U>
 __global__ void __launch_bounds__(T)
 compact_ticket_kernel(const float* __restrict__ x, std::int64_t n, unsigned long long* __restrict__ slots,
@@ -111,9 +111,8 @@ compact_ticket_kernel(const float* __restrict__ x, std::int64_t n, unsigned long
   }
   if (threadIdx.x == 0) mine = acc;
   __syncthreads();
-  float total = 0.0f;
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += T)
-    total += b == blockIdx.x ? mine : reduce::detail::collect_partial<float>(slots + b);
+  const reduce::detail::op_reducer<float, reduce::plus> r{reduce::plus{}, 0.0f};
+  float total = reduce::detail::collect_partials<T, float>(slots, gridDim.x, blockIdx.x, mine, r);
   __syncthreads();
   total = br::reduce(total, reduce::plus{}, tmp);
   if (threadIdx.x == 0) {

@@ -12,6 +12,8 @@
 //  - "libreduce segmented (short+PDL long)": the library's segmented pipeline as run_segmented launches
 //    it; "seg t256 u4 lib-traverse": its long-kernel body (traverse) alone, one block per segment.
 //    "seg t256 u4 ldg" is the same shape with this file's loop.
+// Then argmax and min at 2^24..2^28 in several shapes of the library's kernel against CUB's ArgMax and
+// Min (heavy_section; `reduce_large heavy` runs it alone).
 // Tables: median and min of 51 single-call CUDA-event timings after 5 warm-up calls, GB/s = bytes
 // read / median, vs_CUB = median / CUB's median (< 1: faster than CUB).
 //
@@ -688,6 +690,182 @@ float read_scalar(const float* d) {
   return h;
 }
 
+// ---- heavy reducers at large n: argmax and min, the library's kernel in several shapes, against CUB ----
+// (`reduce_large heavy` runs this section alone.) Question: `reduce bench` had argmax at 1.02-1.04x CUB's
+// time at 2^24..2^26 and min at 1.003-1.007x at 2^28..2^30 on an H200, both in the library's large shape
+// of then (256 threads x 4 vectors, one wave: 8 blocks per SM). Do more loads in flight or another block
+// size close the gap? Every result is checked exactly against a host pass (first index of the maximum;
+// the minimum). "library launch_default" is the library's own call; the other rows its kernel in a
+// given shape (one wave of the occupancy, or at most k blocks per SM).
+
+struct heavy_ref {
+  float min = 0, max = 0;
+  std::int64_t argmax = -1;
+};
+
+/// Host min, max and first index of the max of the device prefixes x[0, p), p ascending.
+std::vector<heavy_ref> heavy_refs(const float* d_x, const std::vector<std::int64_t>& prefixes) {
+  constexpr std::int64_t chunk = std::int64_t{1} << 24;
+  std::vector<float> h(static_cast<std::size_t>(chunk));
+  std::vector<heavy_ref> refs;
+  heavy_ref r;
+  std::int64_t done = 0;
+  for (std::int64_t p : prefixes) {
+    while (done < p) {
+      const std::int64_t m = std::min(chunk, p - done);
+      CHECK(cudaMemcpy(h.data(), d_x + done, m * sizeof(float), cudaMemcpyDeviceToHost));
+      for (std::int64_t i = 0; i < m; ++i) {
+        const float v = h[static_cast<std::size_t>(i)];
+        if (r.argmax < 0 || v < r.min) r.min = v;
+        if (r.argmax < 0 || v > r.max) {  // strict: the first index of the maximum
+          r.max = v;
+          r.argmax = done + i;
+        }
+      }
+      done += m;
+    }
+    refs.push_back(r);
+  }
+  return refs;
+}
+
+using heavy_argmax = reduce::detail::arg_reducer<float, true>;
+using heavy_min = reduce::detail::exact_op_reducer<float, reduce::minimum>;
+
+struct heavy_shape {
+  std::string name;
+  int threads, unroll, per_sm, regs_argmax, regs_min;
+  void (*argmax)(const float*, std::int64_t, reduce::value_index<float>*, void*, int);
+  void (*min)(const float*, std::int64_t, float*, void*, int);
+};
+
+/// One wave of the slower of the two kernels' occupancies, at most `cap` blocks per SM (0: no cap).
+template <int Threads, int Unroll>
+heavy_shape make_heavy(int cap = 0) {
+  const auto [per_sm_a, regs_a] = occupancy(reduce::detail::single_pass_kernel<Threads, Unroll, heavy_argmax>, Threads);
+  const auto [per_sm_m, regs_m] = occupancy(reduce::detail::single_pass_kernel<Threads, Unroll, heavy_min>, Threads);
+  heavy_shape h;
+  h.name = "t" + std::to_string(Threads) + " u" + std::to_string(Unroll) + (cap ? " <=" + std::to_string(cap) + "/SM" : "");
+  h.threads = Threads;
+  h.unroll = Unroll;
+  h.per_sm = std::min(per_sm_a, per_sm_m);  // one grid for both, so a row compares like with like
+  if (cap) h.per_sm = std::min(h.per_sm, cap);
+  h.regs_argmax = regs_a;
+  h.regs_min = regs_m;
+  h.argmax = [](const float* x, std::int64_t n, reduce::value_index<float>* o, void* scratch, int grid) {
+    reduce::detail::launch_single_pass<Threads, heavy_argmax, Unroll>(x, x, n, heavy_argmax{}, o, scratch, nullptr, grid);
+  };
+  h.min = [](const float* x, std::int64_t n, float* o, void* scratch, int grid) {
+    reduce::detail::launch_single_pass<Threads, heavy_min, Unroll>(
+        x, x, n, heavy_min{{reduce::minimum{}, reduce::minimum::identity<float>()}}, o, scratch, nullptr, grid);
+  };
+  return h;
+}
+
+void heavy_section(const float* d_x, void* d_lib_scratch) {
+  const std::vector<std::int64_t> sizes = {std::int64_t{1} << 24, std::int64_t{1} << 26, std::int64_t{1} << 28};
+  const std::vector<heavy_ref> refs = heavy_refs(d_x, sizes);
+  reduce::value_index<float>* d_vi = nullptr;
+  float *d_val = nullptr, *d_min = nullptr;
+  std::int64_t* d_idx = nullptr;
+  CHECK(cudaMalloc(&d_vi, sizeof(reduce::value_index<float>)));
+  CHECK(cudaMalloc(&d_val, sizeof(float)));
+  CHECK(cudaMalloc(&d_min, sizeof(float)));
+  CHECK(cudaMalloc(&d_idx, sizeof(std::int64_t)));
+  std::size_t cub_bytes = 1;
+  for (std::int64_t n : sizes) {
+    std::size_t b = 0;
+    CHECK(cub::DeviceReduce::ArgMax(nullptr, b, d_x, d_val, d_idx, n));
+    cub_bytes = std::max(cub_bytes, b);
+    CHECK(cub::DeviceReduce::Min(nullptr, b, d_x, d_min, n));
+    cub_bytes = std::max(cub_bytes, b);
+  }
+  void* d_cub = nullptr;
+  CHECK(cudaMalloc(&d_cub, cub_bytes));
+  const std::vector<heavy_shape> shapes = {make_heavy<256, 4>(), make_heavy<256, 4>(4), make_heavy<256, 8>(),
+                                           make_heavy<512, 4>(), make_heavy<512, 4>(2), make_heavy<512, 8>()};
+  auto check_argmax = [&](const std::string& what, const heavy_ref& r) {
+    reduce::value_index<float> got{};
+    CHECK(cudaMemcpy(&got, d_vi, sizeof(got), cudaMemcpyDeviceToHost));
+    if (got.index == r.argmax && got.value == r.max) return true;
+    ++failures;
+    std::printf("FAIL %s: argmax (%.9g, %lld), expected (%.9g, %lld)\n", what.c_str(), static_cast<double>(got.value),
+                static_cast<long long>(got.index), static_cast<double>(r.max), static_cast<long long>(r.argmax));
+    return false;
+  };
+  auto check_min = [&](const std::string& what, float got, const heavy_ref& r) {
+    if (got == r.min) return true;
+    ++failures;
+    std::printf("FAIL %s: min %.9g, expected %.9g\n", what.c_str(), static_cast<double>(got), static_cast<double>(r.min));
+    return false;
+  };
+  std::printf("\n== argmax and min at large n (median us of %d single calls; ratio to CUB's ArgMax / Min)\n",
+              timed_calls);
+  std::printf("%-26s %5s %5s %6s %5s %5s %10s %8s %10s %8s\n", "variant", "N", "grid", "blk/SM", "regsA", "regsM",
+              "argmax us", "vs CUB", "min us", "vs CUB");
+  for (std::size_t si = 0; si < sizes.size(); ++si) {
+    const std::int64_t n = sizes[si];
+    const std::string size = "2^" + std::to_string(static_cast<int>(std::log2(static_cast<double>(n))));
+    // CUB
+    CHECK(cudaMemset(d_val, 0xff, sizeof(float)));
+    CHECK(cudaMemset(d_idx, 0xff, sizeof(std::int64_t)));
+    CHECK(cub::DeviceReduce::ArgMax(d_cub, cub_bytes, d_x, d_val, d_idx, n));
+    {
+      reduce::value_index<float> got{};
+      CHECK(cudaMemcpy(&got.value, d_val, sizeof(float), cudaMemcpyDeviceToHost));
+      CHECK(cudaMemcpy(&got.index, d_idx, sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+      CHECK(cudaMemcpy(d_vi, &got, sizeof(got), cudaMemcpyHostToDevice));
+      check_argmax("CUB ArgMax " + size, refs[si]);
+    }
+    CHECK(cudaMemset(d_min, 0xff, sizeof(float)));
+    CHECK(cub::DeviceReduce::Min(d_cub, cub_bytes, d_x, d_min, n));
+    check_min("CUB Min " + size, read_scalar(d_min), refs[si]);
+    const timing cub_a = time_calls([&] {
+      std::size_t b = cub_bytes;
+      CHECK(cub::DeviceReduce::ArgMax(d_cub, b, d_x, d_val, d_idx, n));
+    });
+    const timing cub_m = time_calls([&] {
+      std::size_t b = cub_bytes;
+      CHECK(cub::DeviceReduce::Min(d_cub, b, d_x, d_min, n));
+    });
+    std::printf("%-26s %5s %5s %6s %5s %5s %10.2f %8.4f %10.2f %8.4f\n", "CUB ArgMax / Min", size.c_str(), "-", "-",
+                "-", "-", cub_a.median_us, 1.0, cub_m.median_us, 1.0);
+    // the library's own call
+    {
+      CHECK(cudaMemset(d_vi, 0xff, sizeof(reduce::value_index<float>)));
+      reduce::detail::launch_default(d_x, d_x, n, heavy_argmax{}, d_vi, d_lib_scratch, nullptr);
+      check_argmax("library argmax " + size, refs[si]);
+      const heavy_min rm{{reduce::minimum{}, reduce::minimum::identity<float>()}};
+      CHECK(cudaMemset(d_min, 0xff, sizeof(float)));
+      reduce::detail::launch_default(d_x, d_x, n, rm, d_min, d_lib_scratch, nullptr);
+      check_min("library min " + size, read_scalar(d_min), refs[si]);
+      const timing ta = time_calls([&] { reduce::detail::launch_default(d_x, d_x, n, heavy_argmax{}, d_vi, d_lib_scratch, nullptr); });
+      const timing tm = time_calls([&] { reduce::detail::launch_default(d_x, d_x, n, rm, d_min, d_lib_scratch, nullptr); });
+      std::printf("%-26s %5s %5s %6s %5s %5s %10.2f %8.4f %10.2f %8.4f\n", "library launch_default", size.c_str(), "-",
+                  "-", "-", "-", ta.median_us, ta.median_us / cub_a.median_us, tm.median_us, tm.median_us / cub_m.median_us);
+    }
+    for (const heavy_shape& h : shapes) {
+      const int grid = std::min(h.per_sm * sm_count, reduce::detail::max_grid);
+      CHECK(cudaMemset(d_vi, 0xff, sizeof(reduce::value_index<float>)));
+      h.argmax(d_x, n, d_vi, d_lib_scratch, grid);
+      check_argmax(h.name + " argmax " + size, refs[si]);
+      CHECK(cudaMemset(d_min, 0xff, sizeof(float)));
+      h.min(d_x, n, d_min, d_lib_scratch, grid);
+      check_min(h.name + " min " + size, read_scalar(d_min), refs[si]);
+      const timing ta = time_calls([&] { h.argmax(d_x, n, d_vi, d_lib_scratch, grid); });
+      const timing tm = time_calls([&] { h.min(d_x, n, d_min, d_lib_scratch, grid); });
+      std::printf("%-26s %5s %5d %6d %5d %5d %10.2f %8.4f %10.2f %8.4f\n", h.name.c_str(), size.c_str(), grid, h.per_sm,
+                  h.regs_argmax, h.regs_min, ta.median_us, ta.median_us / cub_a.median_us, tm.median_us,
+                  tm.median_us / cub_m.median_us);
+    }
+  }
+  CHECK(cudaFree(d_cub));
+  CHECK(cudaFree(d_vi));
+  CHECK(cudaFree(d_val));
+  CHECK(cudaFree(d_min));
+  CHECK(cudaFree(d_idx));
+}
+
 int run(int argc, char** argv) {
   int device = 0;
   CHECK(cudaGetDevice(&device));
@@ -752,6 +930,11 @@ int run(int argc, char** argv) {
   void* d_lib_scratch = nullptr;
   CHECK(cudaMalloc(&d_lib_scratch, lib_bytes));
   CHECK(cudaMemset(d_lib_scratch, 0, lib_bytes));
+  if (argc > 1 && std::string(argv[1]) == "heavy") {
+    heavy_section(d_x, d_lib_scratch);
+    std::printf(failures ? "FAIL: %d check(s) failed\n" : "all checks passed\n", failures);
+    return failures ? 1 : 0;
+  }
 
   // ---- CUB temporary storage, allocated once before any timing ----
   std::size_t cub_bytes = 1;
@@ -938,6 +1121,8 @@ int run(int argc, char** argv) {
     }
   }
   if (argc > 1) write_csv(argv[1], rows, cub_for_row);
+  fill(d_x, n_max, 1, false);  // back to the random input
+  heavy_section(d_x, d_lib_scratch);
   CHECK(cudaDeviceSynchronize());
   if (failures) {
     std::printf("FAIL: %d check(s) failed\n", failures);

@@ -200,13 +200,15 @@ void check_empty(test::path p) {
 
 /// argmin/argmax on patterns that a per-tile fast path could get wrong: NaN clusters inside one
 /// thread's tile (the first NaN wins), equal extrema a few elements apart (the first index wins), and
-/// inputs made only of the identity's value (+-inf, lowest/max: index 0, not -1).
+/// inputs made only of the identity's value (+-inf, lowest/max: index 0, not -1). Sizes: one block,
+/// the medium grid, and (2^22 + 5) past 16 MiB for every type, the large shape (a wave of 512-thread
+/// blocks for these reducers, whose last block collects hundreds of partials).
 template <class T>
 void check_arg_patterns(test::path p) {
   using lim = std::numeric_limits<T>;
   const T low = lim::has_infinity ? -lim::infinity() : lim::lowest();
   const T high = lim::has_infinity ? lim::infinity() : lim::max();
-  for (std::int64_t n : {std::int64_t{5000}, std::int64_t{40003}, (std::int64_t{1} << 20) + 5}) {
+  for (std::int64_t n : {std::int64_t{5000}, std::int64_t{40003}, (std::int64_t{1} << 20) + 5, (std::int64_t{1} << 22) + 5}) {
     std::vector<std::vector<T>> cases;
     cases.push_back(std::vector<T>(static_cast<std::size_t>(n), low));
     cases.push_back(std::vector<T>(static_cast<std::size_t>(n), high));

@@ -262,7 +262,7 @@ int resident_blocks(Kernel kernel, int threads) {
 // medium_block_bytes (one tile each), at most medium_blocks_per_sm<R> per SM. What one SM reads from L2
 // takes time: a 32 KiB block loaded in ~700 ns where one round trip is ~300 ns (an H200, %globaltimer per
 // block, bench/experiments/reduce_medium.cu). So 256 KiB-2 MiB load sooner spread over more SMs in
-// smaller blocks, whose block tree is also shorter. Beyond medium_bytes (DRAM-bound): default_threads
+// smaller blocks, whose block tree is also shorter. Beyond medium_bytes (DRAM-bound): large_threads<R>
 // blocks, one per block_min_bytes, up to one full wave of resident blocks.
 constexpr std::int64_t small_block_bytes = std::int64_t{16} << 10;   // <= 4K floats: 256 x 4 x 16 B
 constexpr std::int64_t single_block_bytes = std::int64_t{64} << 10;  // <= 16K floats: 512 x 8 x 16 B
@@ -289,6 +289,15 @@ constexpr bool light_reducer = !R::two_inputs && std::is_same_v<typename R::acc_
 /// faster, 2^28 within -0.4..+0.8 %.
 template <class R>
 constexpr int large_unroll = light_reducer<R> ? 8 : default_unroll;
+
+/// Threads per block beyond medium_bytes: 512 for the reducers that reduce tiles as trees (min/max,
+/// argmin/argmax), 256 for the rest. One wave of 256 x 4 blocks is 8 per SM, 1,056 partials on an H200
+/// for the last block to collect; 512 x 4 keeps the same loads in flight in half the blocks. Float argmax
+/// / min on an H200 (bench/experiments/reduce_large.cu, "argmax and min"), ratio to CUB's time at 2^24 /
+/// 2^26 / 2^28: 0.938 / 0.966 / 0.976 and 0.941 / 0.976 / 0.990 at 512 threads, against 0.961 / 0.991 /
+/// 0.988 and 1.014 / 1.010 / 1.003 at 256 (both with collect_partials' batched loads).
+template <class R>
+constexpr int large_threads = has_add_tile<R>::value ? 512 : default_threads;
 
 /// Medium blocks per SM at most: ONE for light reducers, 2 for the rest. The library's kernel on an H200,
 /// graph-timed us at 2^18 / 2^20 / 2^21 / 2^22 floats (bench/experiments/reduce_medium.cu, "Medium shapes"):
@@ -395,7 +404,7 @@ void launch_default(const typename R::value_type* x, const typename R::value_typ
                                  medium_block_bytes);
     launch_single_pass<medium_threads, R, medium_unroll>(x, y, n, r, d_out, scratch, stream, grid);
   } else {
-    launch_single_pass<default_threads, R, large_unroll<R>>(x, y, n, r, d_out, scratch, stream);
+    launch_single_pass<large_threads<R>, R, large_unroll<R>>(x, y, n, r, d_out, scratch, stream);
   }
 }
 

@@ -211,6 +211,17 @@ union partial_words {
   unsigned w[sizeof(A) / 4];
 };
 
+/// One flagged 64-bit word of a partial slot: {flag (high half), word (low half)}, read and written
+/// relaxed at GPU scope (see publish_partial).
+__device__ __forceinline__ unsigned long long load_slot_word(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_slot_word(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
 /// Publishes a block's partial with no fence and no completion counter on the critical path: each
 /// 4-byte word of the accumulator travels with a flag in ONE relaxed 64-bit store {flag = 1, word}. A
 /// naturally aligned 64-bit access is single-copy atomic, so a reader that sees the flag sees that
@@ -218,32 +229,62 @@ union partial_words {
 /// (bench/experiments/README.md): the old finish (partial store, __threadfence, completion counter,
 /// fence and reload in the last block) made the one-launch sum slower in device time than CUB's two
 /// kernels at 2^16..2^20; a release/acquire flag cost 0.5-1 us more than this. The reader
-/// (collect_partial) zeroes each word it took, leaving the slots ready for the next call.
+/// (collect_partials) zeroes each word it took, leaving the slots ready for the next call.
 template <class A>
 __device__ __forceinline__ void publish_partial(unsigned long long* slot, const A& a) {
   static_assert(sizeof(A) % 4 == 0, "partials are moved as 32-bit words");
   partial_words<A> p;
   p.value = a;
 #pragma unroll
-  for (int k = 0; k < static_cast<int>(sizeof(A) / 4); ++k) {
-    const unsigned long long v = (1ull << 32) | p.w[k];
-    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot + k), "l"(v) : "memory");
-  }
+  for (int k = 0; k < static_cast<int>(sizeof(A) / 4); ++k) store_slot_word(slot + k, (1ull << 32) | p.w[k]);
 }
 
-/// Waits for the partial published at `slot` in this launch, takes it and zeroes the slot.
+/// Partials a thread of collect_partials loads at once: 4 flagged words of 64 bits.
 template <class A>
-__device__ __forceinline__ A collect_partial(unsigned long long* slot) {
-  partial_words<A> p;
+constexpr int collect_batch = sizeof(A) / 4 >= 4 ? 1 : static_cast<int>(4 / (sizeof(A) / 4));
+
+/// The partials 0..count-1 of this launch, combined by the block: thread t takes t, t + Threads, ... in
+/// that order (a fixed order: the result does not depend on which partial arrived when), waiting for
+/// each to be published and zeroing its slot. Partial `own_index` is this block's own, `own` (shared
+/// memory), which did not travel. Every word of collect_batch<A> partials is loaded before any is
+/// waited for: a thread pays about one L2 round trip per batch, where waiting word by word paid one per
+/// word (argmax at 2^24 floats on an H200, 1,056 blocks: 4 partials of 4 words per thread, 16 round
+/// trips, 28.5 against CUB's 27.5 us; bench/experiments/reduce_large.cu, "argmax and min").
+template <int Threads, class A, class R>
+__device__ __forceinline__ A collect_partials(unsigned long long* slots, unsigned count, unsigned own_index,
+                                              const A& own, const R& r) {
+  constexpr int words = sizeof(A) / 4;
+  constexpr int P = collect_batch<A>;
+  A total = r.identity();
+  for (unsigned b0 = threadIdx.x; b0 < count; b0 += static_cast<unsigned>(Threads) * P) {
+    unsigned long long w[P][words];
 #pragma unroll
-  for (int k = 0; k < static_cast<int>(sizeof(A) / 4); ++k) {
-    unsigned long long v;
-    do asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(slot + k) : "memory");
-    while ((v >> 32) == 0);
-    p.w[k] = static_cast<unsigned>(v);
-    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot + k), "l"(0ull) : "memory");
+    for (int k = 0; k < P; ++k) {
+      const unsigned b = b0 + static_cast<unsigned>(k * Threads);
+      const bool remote = b < count && b != own_index;
+#pragma unroll
+      for (int j = 0; j < words; ++j) w[k][j] = remote ? load_slot_word(slots + std::size_t{b} * words + j) : 0ull;
+    }
+#pragma unroll
+    for (int k = 0; k < P; ++k) {
+      const unsigned b = b0 + static_cast<unsigned>(k * Threads);
+      if (b >= count) break;
+      if (b == own_index) {
+        total = r.combine(total, own);
+        continue;
+      }
+      partial_words<A> p;
+#pragma unroll
+      for (int j = 0; j < words; ++j) {
+        unsigned long long* word = slots + std::size_t{b} * words + j;
+        while ((w[k][j] >> 32) == 0) w[k][j] = load_slot_word(word);
+        p.w[j] = static_cast<unsigned>(w[k][j]);
+        store_slot_word(word, 0ull);
+      }
+      total = r.combine(total, p.value);
+    }
   }
-  return p.value;
+  return total;
 }
 
 /// Reducers with add_tile(acc, const T (&v)[N], i0, stride) take whole tiles (see traverse).
@@ -290,8 +331,8 @@ single_block_kernel(const typename R::value_type* __restrict__ x, const typename
 /// One launch for any n: grid-stride accumulation (traverse), block_reduce, then a ticket finish. Each
 /// block takes a ticket (atomicAdd) as it STARTS, so the round trip overlaps its loads; every block but
 /// the one holding the last ticket publishes its partial (publish_partial) and leaves; the last-ticket
-/// block, whose peers have all started and so will all publish, collects the partials and combines
-/// them in BLOCK order (thread t takes blocks t, t + Threads, ..., then block_reduce's fixed tree), so
+/// block, whose peers have all started and so will all publish, collects the partials
+/// (collect_partials, several loads in flight per thread) and combines them in BLOCK order (thread t takes blocks t, t + Threads, ..., then block_reduce's fixed tree), so
 /// the result does not depend on which block finished when. It re-zeroes the ticket counter. A
 /// one-block grid writes its result directly.
 template <int Threads, int Unroll, class R>
@@ -345,9 +386,7 @@ single_pass_kernel(const typename R::value_type* __restrict__ x, const typename 
   }
   if (threadIdx.x == 0) mine = acc;
   __syncthreads();
-  A total = r.identity();
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += Threads)
-    total = r.combine(total, b == blockIdx.x ? mine : collect_partial<A>(slots + static_cast<std::size_t>(b) * words));
+  A total = collect_partials<Threads, A>(slots, gridDim.x, blockIdx.x, mine, r);
   __syncthreads();  // tmp is reused
   total = br::reduce(total, op, tmp);
   if (threadIdx.x == 0) {

@@ -4,6 +4,7 @@
 //
 //   gpukit::cuda_timer timer(stream);
 //   gpukit::timing t = timer.time([&] { my_reduce(d_in, n, d_out, ws, stream); }, {3, 50});
+//   auto [ours, peer] = timer.time_paired([&] { ours(...); }, [&] { peer(...); }, {3, 50});  // alternated
 //   gpukit::timing g = timer.time_graph([&] { my_reduce(...); }, 100, {2, 10});  // per call
 #pragma once
 #include <cuda_runtime_api.h>
@@ -93,14 +94,34 @@ public:
     REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream_));
     std::vector<double> out;
     out.reserve(static_cast<std::size_t>(r.runs));
-    for (int i = 0; i < r.runs; ++i) {
-      REDUCE_CUDA_CHECK(cudaEventRecord(start_, stream_));
-      work();
-      REDUCE_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-      REDUCE_CUDA_CHECK(cudaEventSynchronize(stop_));
-      out.push_back(elapsed_us());
-    }
+    for (int i = 0; i < r.runs; ++i) out.push_back(one_sample(work));
     return out;
+  }
+
+  /// As time() for two calls whose ratio is wanted (ours and a peer's), their samples taken in
+  /// alternation (a b, b a, a b, ...): a drift of the host's launch cost or of the GPU's clocks during
+  /// the measurement falls on both alike, where timing all of a before all of b would put it into the
+  /// ratio. Matters for calls of a few microseconds, most of which is the launch.
+  template <class WorkA, class WorkB>
+  std::pair<timing, timing> time_paired(WorkA&& a, WorkB&& b, repeats r = {}) {
+    for (int i = 0; i < r.warmup; ++i) {
+      a();
+      b();
+    }
+    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<double> sa, sb;
+    sa.reserve(static_cast<std::size_t>(r.runs));
+    sb.reserve(static_cast<std::size_t>(r.runs));
+    for (int i = 0; i < r.runs; ++i) {
+      if (i % 2 == 0) {
+        sa.push_back(one_sample(a));
+        sb.push_back(one_sample(b));
+      } else {
+        sb.push_back(one_sample(b));
+        sa.push_back(one_sample(a));
+      }
+    }
+    return {summarize(sa), summarize(sb)};
   }
 
   /// `calls` back-to-back calls of `work` captured into one CUDA Graph, launched `r.runs` times; each
@@ -143,6 +164,15 @@ public:
   }
 
 private:
+  /// Events around one call of `work`, waited for: microseconds.
+  template <class Work>
+  double one_sample(Work& work) {
+    REDUCE_CUDA_CHECK(cudaEventRecord(start_, stream_));
+    work();
+    REDUCE_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    REDUCE_CUDA_CHECK(cudaEventSynchronize(stop_));
+    return elapsed_us();
+  }
   double elapsed_us() const {
     float ms = 0;
     REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));

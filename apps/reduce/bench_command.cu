@@ -1,8 +1,9 @@
 // `reduce bench`: libreduce's device-wide reductions against CUB, timed in the same run, from 2^10 to
 // 2^30 elements, plus two segmented cases; JSON, CSV and a table with the targets' PASS/MISS.
 //
-// Timing: CUDA events around one call, warm-up first, median of many ("plain"), and a CUDA Graph of 100
-// back-to-back calls, time per call ("graph", hides launch overhead; sizes up to 2^24 where it matters).
+// Timing: CUDA events around one call, warm-up first, median of many ("plain"; ours and CUB's samples
+// alternate, so that a drift of the host's launch cost during the run falls on both alike), and a CUDA
+// Graph of 100 back-to-back calls, time per call ("graph", hides launch overhead; sizes up to 2^24).
 // Plain timings are taken twice for sizes that fit in L2: on the same buffer every call (as the ANCHORS
 // figures were measured, so the data sits in L2) and rotating over disjoint slices of a 2^30-element
 // pool so that each call reads from DRAM. Workspace and CUB temporary storage are allocated before any
@@ -19,6 +20,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "atomic_file.hpp"
@@ -44,7 +47,7 @@ constexpr std::int64_t graph_max_n = std::int64_t{1} << 24;
 
 struct settings {
   bool quick = false;
-  gpukit::repeats plain{5, 50};
+  gpukit::repeats plain{5, 101};
   gpukit::repeats slow_plain{3, 20};  // n >= 2^28: a call takes ~0.25-1 ms, the spread is tiny
   gpukit::repeats graph{2, 20};
 };
@@ -132,9 +135,11 @@ public:
     return c.gb_per_s();
   }
 
-  template <class Work>
-  std::optional<double> plain(Work&& w, std::int64_t n) {
-    return timer_.time(w, n >= (std::int64_t{1} << 28) ? s_.slow_plain : s_.plain).median_us;
+  // Plain timings of ours and CUB's, their samples alternated (cuda_timer::time_paired): medians.
+  template <class Ours, class Peer>
+  std::pair<double, double> plain_pair(Ours&& ours, Peer&& peer, std::int64_t n) {
+    const auto [a, b] = timer_.time_paired(ours, peer, n >= (std::int64_t{1} << 28) ? s_.slow_plain : s_.plain);
+    return {a.median_us, b.median_us};
   }
 
   template <class Work>
@@ -162,16 +167,16 @@ public:
 
     auto ours_at = [&](std::int64_t slice) { op.ours(pool_x + slice * n, pool_y + slice * n, n, stream_); };
     auto cub_at = [&](std::int64_t slice) { cub(pool_x + slice * n, pool_y + slice * n, stream_); };
-    r.ours.plain_same_us = plain([&] { ours_at(0); }, n);
-    r.cub.plain_same_us = plain([&] { cub_at(0); }, n);
+    std::tie(r.ours.plain_same_us, r.cub.plain_same_us) = plain_pair([&] { ours_at(0); }, [&] { cub_at(0); }, n);
     if (r.bytes <= l2_bytes_) {
-      // Enough disjoint slices that the bytes read between two visits of one slice exceed 4x L2.
+      // Enough disjoint slices that the bytes read between two visits of one slice exceed 4x L2. Ours and
+      // CUB's calls alternate, each on its own slice in turn: the slice a call reads was last read, by
+      // either, 2 x slices - 1 calls before.
       const std::int64_t slices =
           std::min<std::int64_t>(pool_n / n, static_cast<std::int64_t>(std::ceil(4.0 * l2_bytes_ / r.bytes)) + 1);
-      std::int64_t next = 0;
-      r.ours.plain_rotating_us = plain([&] { ours_at(next++ % slices); }, n);
-      next = 0;
-      r.cub.plain_rotating_us = plain([&] { cub_at(next++ % slices); }, n);
+      std::int64_t next_ours = 0, next_cub = 0;
+      std::tie(r.ours.plain_rotating_us, r.cub.plain_rotating_us) =
+          plain_pair([&] { ours_at(next_ours++ % slices); }, [&] { cub_at(next_cub++ % slices); }, n);
       r.ours.rotating_slices = r.cub.rotating_slices = static_cast<int>(slices);
     }
     if (n <= graph_max_n) {
@@ -190,8 +195,7 @@ public:
     r.n = items;
     r.bytes = static_cast<double>(items) * sizeof(float) + static_cast<double>(segments + 1) * sizeof(std::int64_t) +
               static_cast<double>(segments) * sizeof(float);
-    r.ours.plain_same_us = plain(ours, items);
-    r.cub.plain_same_us = plain([&] { cub(stream_); }, items);
+    std::tie(r.ours.plain_same_us, r.cub.plain_same_us) = plain_pair(ours, [&] { cub(stream_); }, items);
     r.ours.graph_us = graph("ours " + name, ours);
     r.cub.graph_us = graph("CUB " + name, [&] { cub(stream_); });
     return r;
@@ -423,8 +427,9 @@ void write_json(const std::string& path, const std::string& gpu, const settings&
   j.field("command", "reduce bench").field("gpu", gpu).field("quick", s.quick).field("cub", cub_peers::version());
   j.field("type", "float");
   j.field("timing",
-          "plain: CUDA events around one call, warm-up first, median; graph: one CUDA Graph of 100 calls, time per "
-          "call, median (sizes <= 2^24); workspace and CUB temporary storage allocated before timing");
+          "plain: CUDA events around one call, warm-up first, median, ours and CUB's samples alternated; graph: one "
+          "CUDA Graph of 100 calls, time per call, median (sizes <= 2^24); workspace and CUB temporary storage "
+          "allocated before timing");
   j.field("buffers",
           "plain_same_us reuses one input buffer for every call (as the ANCHORS figures: data up to ~L2 size stays "
           "in L2); plain_rotating_us cycles through disjoint slices of a 2^30-element pool (more than 4x L2 between "
@@ -490,7 +495,7 @@ int bench_command(int argc, char** argv) {
   settings s;
   s.quick = a.flag("quick");
   if (s.quick) {
-    s.plain = {5, 41};  // cheap below 2^28, and the small sizes need the samples (launch jitter)
+    s.plain = {5, 61};  // cheap below 2^28, and the small sizes need the samples (launch jitter)
     s.slow_plain = {2, 7};
     s.graph = {1, 5};
   }

@@ -60,6 +60,8 @@ fi
   grep -E '^(CUB DeviceReduce::Sum|library default|library kernel, previous shape) ' "$out/reduce_medium.txt" 2>/dev/null | sed 's/^/  /'
   echo "reduce_large (the library's rows and CUB's: sum at 2^26, 2^28, 2^30; segmented 1000 x 100k):"
   grep -E '^(cub::|libreduce)' "$out/reduce_large.txt" 2>/dev/null | sed 's/^/  /'
+  echo "reduce_large, argmax and min (us, ratio to CUB's ArgMax / Min; the library's call and 256-thread blocks):"
+  grep -E '^(CUB ArgMax / Min|library launch_default|t256 u4  ) ' "$out/reduce_large.txt" 2>/dev/null | sed 's/^/  /'
   echo "spmv_variants:"
   grep -E 'cuSPARSE ALG1|scalar \(library|stencil \(library|stencil( unroll 8)?, 8 blocks|stencil scan, 8|stencil staged|blocks/SM \(before\)|W=4 entries=cached x=ldg|adaptive entries=once x=ldg( min 4|  )|block_per_row (128 x=cg  |256 x=cg grid [0-9]+ \(library)|^RESULT' \
     "$out/spmv_variants.txt" 2>/dev/null | sed 's/^/  /'

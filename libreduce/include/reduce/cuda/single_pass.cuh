@@ -250,8 +250,11 @@ constexpr int collect_batch = sizeof(A) / 4 >= 4 ? 1 : static_cast<int>(4 / (siz
 /// waited for: a thread pays about one L2 round trip per batch, where waiting word by word paid one per
 /// word (argmax at 2^24 floats on an H200, 1,056 blocks: 4 partials of 4 words per thread, 16 round
 /// trips, 28.5 against CUB's 27.5 us; bench/experiments/reduce_large.cu, "argmax and min").
+/// Not inlined: inlined, it changed how ptxas allocated the WHOLE kernel, and dot<float> came down from 48
+/// registers to 32 with its 8 loads no longer all in flight (1.02x CUB's time at 2^24 on an H200, where it
+/// had been 0.92x). Only the last block calls it, once.
 template <int Threads, class A, class R>
-__device__ __forceinline__ A collect_partials(unsigned long long* slots, unsigned count, unsigned own_index,
+__device__ __noinline__ A collect_partials(unsigned long long* slots, unsigned count, unsigned own_index,
                                               const A& own, const R& r) {
   constexpr int words = sizeof(A) / 4;
   constexpr int P = collect_batch<A>;

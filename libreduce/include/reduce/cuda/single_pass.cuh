@@ -249,12 +249,11 @@ constexpr int collect_batch = sizeof(A) / 4 >= 4 ? 1 : static_cast<int>(4 / (siz
 /// memory), which did not travel. Every word of collect_batch<A> partials is loaded before any is
 /// waited for: a thread pays about one L2 round trip per batch, where waiting word by word paid one per
 /// word (argmax at 2^24 floats on an H200, 1,056 blocks: 4 partials of 4 words per thread, 16 round
-/// trips, 28.5 against CUB's 27.5 us; bench/experiments/reduce_large.cu, "argmax and min").
-/// Not inlined: inlined, it changed how ptxas allocated the WHOLE kernel, and dot<float> came down from 48
-/// registers to 32 with its 8 loads no longer all in flight (1.02x CUB's time at 2^24 on an H200, where it
-/// had been 0.92x). Only the last block calls it, once.
+/// trips, 28.5 against CUB's 27.5 us; bench/experiments/reduce_large.cu, "argmax and min"). Kept
+/// inline: as a call (__noinline__, commit b133fcb) the float sum and min took 1.005-1.014x CUB's time
+/// at 2^28..2^30 in a gpu-check on an H200, against 0.984-0.994x inline in the one before.
 template <int Threads, class A, class R>
-__device__ __noinline__ A collect_partials(unsigned long long* slots, unsigned count, unsigned own_index,
+__device__ __forceinline__ A collect_partials(unsigned long long* slots, unsigned count, unsigned own_index,
                                               const A& own, const R& r) {
   constexpr int words = sizeof(A) / 4;
   constexpr int P = collect_batch<A>;
@@ -305,10 +304,17 @@ struct combine_op {
 
 /// Resident blocks per SM that the register allocation must allow (__launch_bounds__): 4 for 256-thread
 /// blocks with 8 vectors per thread (64 registers: all 8 loads in flight; left free, ptxas chose 38
-/// registers and issued them in parts, and the large-n sum gained nothing over 4 vectors), otherwise
-/// none (0: ptxas's own choice, 31 registers for the float sum at 4 vectors; a one-block kernel of 512
-/// x 8 vectors capped at 64 registers would spill in dot).
-constexpr int single_pass_min_blocks(int threads, int unroll) { return unroll >= 8 && threads <= 256 ? 1024 / threads : 0; }
+/// registers and issued them in parts, and the large-n sum gained nothing over 4 vectors); 5 for
+/// two-input reducers (dot) in 256-thread blocks of 4 vectors (51 registers: ptxas takes 48 and keeps
+/// the 8 loads of x and y in flight; left free, it chose 32 once the finish loaded its partials in
+/// batches, issued the loads in parts, and dot<float> took 1.02x CUB's time at 2^24 on an H200 where it
+/// had taken 0.92x); otherwise none (0: ptxas's own choice, 31 registers for the float sum at 4 vectors;
+/// a one-block kernel of 512 x 8 vectors capped at 64 registers would spill in dot).
+constexpr int single_pass_min_blocks(int threads, int unroll, bool two_inputs) {
+  if (unroll >= 8 && threads <= 256) return 1024 / threads;
+  if (two_inputs && unroll <= 4 && threads <= 256) return 1280 / threads;
+  return 0;
+}
 
 /// One block, one tile: a call of at most Threads x Unroll 16-byte vectors (launch_default's 16 KiB and
 /// 64 KiB shapes). The same traversal and block tree as single_pass_kernel on a grid of one, so the same
@@ -339,7 +345,7 @@ single_block_kernel(const typename R::value_type* __restrict__ x, const typename
 /// the result does not depend on which block finished when. It re-zeroes the ticket counter. A
 /// one-block grid writes its result directly.
 template <int Threads, int Unroll, class R>
-__global__ void __launch_bounds__(Threads, single_pass_min_blocks(Threads, Unroll))
+__global__ void __launch_bounds__(Threads, single_pass_min_blocks(Threads, Unroll, R::two_inputs))
 single_pass_kernel(const typename R::value_type* __restrict__ x, const typename R::value_type* __restrict__ y,
                    std::int64_t n, R r, unsigned long long* __restrict__ slots,
                    unsigned int* __restrict__ tickets, typename R::out_type* __restrict__ out) {

@@ -372,28 +372,40 @@ struct host_ref {
   double sum = 0, abs_sum = 0;
 };
 
-/// Host double sums of the device prefixes x[0, p) for each p in `prefixes` (ascending), copied down
-/// in 64 MiB chunks through one pinned buffer.
-std::vector<host_ref> prefix_refs(const float* d_x, const std::vector<std::int64_t>& prefixes) {
+/// Streams the device prefixes x[0, p) (p ascending) to the host in 64 MiB chunks through one pinned
+/// buffer: visit(h, m, first) for each chunk of m elements whose first index is `first`, then
+/// prefix_done() after each p.
+template <class Visit, class PrefixDone>
+void scan_prefixes(const float* d_x, const std::vector<std::int64_t>& prefixes, Visit&& visit, PrefixDone&& prefix_done) {
   constexpr std::int64_t chunk = std::int64_t{1} << 24;
   float* h = nullptr;
   CHECK(cudaMallocHost(&h, chunk * sizeof(float)));
-  std::vector<host_ref> refs;
-  host_ref r;
   std::int64_t done = 0;
   for (std::int64_t p : prefixes) {
     while (done < p) {
       const std::int64_t m = std::min(chunk, p - done);
       CHECK(cudaMemcpy(h, d_x + done, m * sizeof(float), cudaMemcpyDeviceToHost));
-      for (std::int64_t i = 0; i < m; ++i) {
-        r.sum += h[i];
-        r.abs_sum += std::fabs(h[i]);
-      }
+      visit(static_cast<const float*>(h), m, done);
       done += m;
     }
-    refs.push_back(r);
+    prefix_done();
   }
   CHECK(cudaFreeHost(h));
+}
+
+/// Host double sums of the device prefixes x[0, p) for each p in `prefixes` (ascending).
+std::vector<host_ref> prefix_refs(const float* d_x, const std::vector<std::int64_t>& prefixes) {
+  std::vector<host_ref> refs;
+  host_ref r;
+  scan_prefixes(
+      d_x, prefixes,
+      [&](const float* h, std::int64_t m, std::int64_t) {
+        for (std::int64_t i = 0; i < m; ++i) {
+          r.sum += h[i];
+          r.abs_sum += std::fabs(h[i]);
+        }
+      },
+      [&] { refs.push_back(r); });
   return refs;
 }
 
@@ -705,27 +717,21 @@ struct heavy_ref {
 
 /// Host min, max and first index of the max of the device prefixes x[0, p), p ascending.
 std::vector<heavy_ref> heavy_refs(const float* d_x, const std::vector<std::int64_t>& prefixes) {
-  constexpr std::int64_t chunk = std::int64_t{1} << 24;
-  std::vector<float> h(static_cast<std::size_t>(chunk));
   std::vector<heavy_ref> refs;
   heavy_ref r;
-  std::int64_t done = 0;
-  for (std::int64_t p : prefixes) {
-    while (done < p) {
-      const std::int64_t m = std::min(chunk, p - done);
-      CHECK(cudaMemcpy(h.data(), d_x + done, m * sizeof(float), cudaMemcpyDeviceToHost));
-      for (std::int64_t i = 0; i < m; ++i) {
-        const float v = h[static_cast<std::size_t>(i)];
-        if (r.argmax < 0 || v < r.min) r.min = v;
-        if (r.argmax < 0 || v > r.max) {  // strict: the first index of the maximum
-          r.max = v;
-          r.argmax = done + i;
+  scan_prefixes(
+      d_x, prefixes,
+      [&](const float* h, std::int64_t m, std::int64_t first) {
+        for (std::int64_t i = 0; i < m; ++i) {
+          const float v = h[i];
+          if (r.argmax < 0 || v < r.min) r.min = v;
+          if (r.argmax < 0 || v > r.max) {  // strict: the first index of the maximum
+            r.max = v;
+            r.argmax = first + i;
+          }
         }
-      }
-      done += m;
-    }
-    refs.push_back(r);
-  }
+      },
+      [&] { refs.push_back(r); });
   return refs;
 }
 

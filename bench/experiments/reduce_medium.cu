@@ -18,7 +18,9 @@
 //                  order and the warp reduces them: no second block tree, no __syncthreads.
 // Then a timeline (%globaltimer stamps per block) of the ticket and warp finishes: launch spread, loads,
 // tree, wait for the partials, final combine; once after an idle GPU (as the plain timing) and back to back.
+// Last, section "lean" (`reduce_medium lean` runs it alone): the ticket finish without its three barriers.
 #include <cub/device/device_reduce.cuh>
+#include <cuda/atomic>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -66,13 +68,13 @@ __device__ __forceinline__ void clear(unsigned long long* slot) {
   asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(0ull) : "memory");
 }
 
-template <int Threads, int Unroll, int Stage, bool WarpFinish, bool Timeline>
+template <int Threads, int Unroll, int Stage, bool WarpFinish, bool Timeline, int Lean = 0>
 __global__ void __launch_bounds__(Threads)
 medium_kernel(const float* __restrict__ x, std::int64_t n, unsigned long long* __restrict__ slots,
               unsigned* __restrict__ tickets, float* __restrict__ out, unsigned long long* __restrict__ stamps) {
   using br = reduce::block::block_reduce<Threads, float>;
-  __shared__ typename br::storage tmp;
-  __shared__ unsigned ticket_shared;
+  __shared__ typename br::storage tmp, tmp_final;
+  __shared__ unsigned ticket_shared, own_ready;
   __shared__ float mine;
   unsigned long long ts[5] = {};
   auto note = [&](int k, float dep) {
@@ -105,6 +107,12 @@ medium_kernel(const float* __restrict__ x, std::int64_t n, unsigned long long* _
     flush(0);
     return;
   }
+  if constexpr (Lean > 0) {
+    if (threadIdx.x == 0) {  // visible to the block after the tree's barrier
+      ticket_shared = ticket;
+      own_ready = 0;
+    }
+  }
   acc = br::reduce(acc, reduce::plus{}, tmp);
   note(2, acc);
   if constexpr (Stage == st_tree) {
@@ -120,7 +128,49 @@ medium_kernel(const float* __restrict__ x, std::int64_t n, unsigned long long* _
     return;
   }
   const unsigned grid = gridDim.x;
-  if constexpr (!WarpFinish) {
+  if constexpr (Lean > 0) {
+    // No barrier of its own: the ticket came through the tree's barrier; the final tree has its own
+    // storage. Lean 1: the last block's own partial goes through its slot like the others; Lean 2: thread
+    // 0 hands it to the thread that combines it through shared memory and a release/acquire flag. Both
+    // LOST to the three barriers of the previous finish (section "lean"; the library keeps that one).
+    static_assert(!WarpFinish, "one finish at a time");
+    ticket = ticket_shared;
+    if (ticket != grid - 1 || Lean == 1) {
+      if (threadIdx.x == 0) publish(slots + blockIdx.x, acc);
+    }
+    if (ticket != grid - 1) {
+      note(4, acc);
+      flush(ticket);
+      return;
+    }
+    if (Lean == 2 && threadIdx.x == 0) {
+      mine = acc;
+      cuda::atomic_ref<unsigned, cuda::thread_scope_block>(own_ready).store(1u, cuda::memory_order_release);
+    }
+    float total = 0.0f;
+    for (unsigned b = threadIdx.x; b < grid; b += Threads) {
+      if (Lean == 2 && b == blockIdx.x) {
+        cuda::atomic_ref<unsigned, cuda::thread_scope_block> ready(own_ready);
+        while (ready.load(cuda::memory_order_acquire) == 0) {
+        }
+        total += mine;
+        continue;
+      }
+      unsigned long long w;
+      do w = peek(slots + b);
+      while ((w >> 32) == 0);
+      clear(slots + b);
+      total += __uint_as_float(static_cast<unsigned>(w));
+    }
+    note(3, total);
+    total = br::reduce(total, reduce::plus{}, tmp_final);
+    if (threadIdx.x == 0) {
+      *out = total;
+      *tickets = 0;
+    }
+    note(4, total);
+    flush(ticket);
+  } else if constexpr (!WarpFinish) {
     if (threadIdx.x == 0) ticket_shared = ticket;
     __syncthreads();
     ticket = ticket_shared;
@@ -228,12 +278,12 @@ struct device_state {
   unsigned* junk_tickets;
 };
 
-template <int Threads, int Unroll, int Stage, bool WarpFinish>
+template <int Threads, int Unroll, int Stage, bool WarpFinish, int Lean = 0>
 variant make(const char* what, std::int64_t per_block_bytes, int cap_per_sm, device_state d) {
   const std::string name = std::string(what) + " " + std::to_string(Threads) + "t x" + std::to_string(Unroll) + " " +
                            std::to_string(per_block_bytes >> 10) + "K/blk";
   return {name, Stage == st_finish, [=](const float* x, std::int64_t n, float* out, cudaStream_t s) {
-            medium_kernel<Threads, Unroll, Stage, WarpFinish, false>
+            medium_kernel<Threads, Unroll, Stage, WarpFinish, false, Lean>
                 <<<static_cast<unsigned>(grid_for(n, per_block_bytes, cap_per_sm)), Threads, 0, s>>>(
                     x, n, Stage == st_finish ? d.slots : d.junk_slots, Stage == st_finish ? d.tickets : d.junk_tickets,
                     out, d.stamps);
@@ -242,14 +292,14 @@ variant make(const char* what, std::int64_t per_block_bytes, int cap_per_sm, dev
 }
 
 /// Timeline of one launch shape: median over launches of each phase (ns).
-template <int Threads, int Unroll, bool WarpFinish>
+template <int Threads, int Unroll, bool WarpFinish, int Lean = 0>
 void timeline(const char* name, const float* x, std::int64_t n, float* out, device_state d, cudaStream_t s,
               bool back_to_back, int cap_per_sm = 2) {
   constexpr int launches = 21;
   const int grid = grid_for(n, std::int64_t{Threads} * Unroll * 16, cap_per_sm);
   std::vector<unsigned long long> h(static_cast<std::size_t>(launches) * grid * stamps_per_block);
   auto launch = [&](int i) {
-    medium_kernel<Threads, Unroll, st_finish, WarpFinish, true><<<static_cast<unsigned>(grid), Threads, 0, s>>>(
+    medium_kernel<Threads, Unroll, st_finish, WarpFinish, true, Lean><<<static_cast<unsigned>(grid), Threads, 0, s>>>(
         x, n, d.slots, d.tickets, out, d.stamps + static_cast<std::size_t>(i) * grid * stamps_per_block);
     REDUCE_CHECK_LAUNCH();
   };
@@ -303,9 +353,101 @@ void timeline(const char* name, const float* x, std::int64_t n, float* out, devi
               gpukit::median_of(span));
 }
 
+/// Section "lean" (`reduce_medium lean` runs it alone). Question: the finish has three barriers of its
+/// own (the ticket's broadcast, the hand-over of the last block's own partial, the reuse of the tree's
+/// storage); without them, does the last block finish sooner? The finish without them (two ways of
+/// handing over the own partial) against the one with them, in the library's medium shape (256 x 4
+/// vectors, one block per 16 KiB, one per SM), as this file's copies (medium_kernel, identical but for the
+/// finish), with CUB and the library in the same rounds. Plain: events around one call, the calls'
+/// samples taken in rotating order round after round (a drift of the launch cost falls on all alike);
+/// graph: 100 calls per graph. Answer (H200, bench/experiments/README.md section 12): no, slower.
+bool lean_section(const float* x, const std::vector<float>& hx, float* out, device_state d, reduce::workspace& ws,
+                  void* cub_tmp, std::size_t cub_bytes, cudaStream_t stream) {
+  const auto grid = [](std::int64_t n) { return static_cast<unsigned>(grid_for(n, 16 << 10, 1)); };
+  struct entry {
+    const char* name;
+    std::function<void(std::int64_t)> run;
+  };
+  const entry entries[] = {
+      {"CUB, same rounds",
+       [&](std::int64_t n) {
+         std::size_t b = cub_bytes;
+         REDUCE_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, b, x, out, n, stream));
+       }},
+      {"library, same rounds", [&](std::int64_t n) { reduce::sum(x, n, out, ws, stream); }},
+      {"copy, previous finish",
+       [&](std::int64_t n) {
+         medium_kernel<256, 4, st_finish, false, false, 0>
+             <<<grid(n), 256, 0, stream>>>(x, n, d.slots, d.tickets, out, nullptr);
+         REDUCE_CHECK_LAUNCH();
+       }},
+      {"copy, lean, own via slot",
+       [&](std::int64_t n) {
+         medium_kernel<256, 4, st_finish, false, false, 1>
+             <<<grid(n), 256, 0, stream>>>(x, n, d.slots, d.tickets, out, nullptr);
+         REDUCE_CHECK_LAUNCH();
+       }},
+      {"copy, lean, own via flag",
+       [&](std::int64_t n) {
+         medium_kernel<256, 4, st_finish, false, false, 2>
+             <<<grid(n), 256, 0, stream>>>(x, n, d.slots, d.tickets, out, nullptr);
+         REDUCE_CHECK_LAUNCH();
+       }},
+  };
+  constexpr int count = 5;
+  constexpr int rounds = 101;
+  gpukit::cuda_timer timer(stream);
+  bool ok = true;
+  std::printf("\nLean finish (this file's copies in the library's medium shape; plain us: median of %d rotated samples;\n"
+              "graph us: per call in a graph of 100; ratios to CUB in the same rounds)\n", rounds);
+  std::printf("%-26s %4s %9s %9s %8s %8s  %s\n", "variant", "N", "plain us", "graph us", "vs CUB", "vs CUBg", "check");
+  for (int lg = 16; lg <= 22; ++lg) {
+    const std::int64_t n = std::int64_t{1} << lg;
+    const experiments::host_sum h = experiments::host_sum_of(hx, n);
+    std::string checks[count];
+    float bits[count] = {};
+    for (int v = 0; v < count; ++v) {
+      checks[v] = experiments::check_float_sum([&] { entries[v].run(n); }, out, stream, n, h);
+      REDUCE_CUDA_CHECK(cudaMemcpy(&bits[v], out, sizeof(float), cudaMemcpyDeviceToHost));
+      if (checks[v] != "ok") ok = false;
+    }
+    for (int v = 3; v < count; ++v)
+      if (std::memcmp(&bits[2], &bits[v], sizeof(float)) != 0) {  // the finish must not change a bit
+        checks[v] = "DIFFERS FROM THE PREVIOUS FINISH";
+        ok = false;
+      }
+    std::vector<double> samples[count];
+    for (int v = 0; v < count; ++v) (void)timer.time([&] { entries[v].run(n); }, {3, 1});  // warm-up
+    for (int i = 0; i < rounds; ++i)
+      for (int k = 0; k < count; ++k) {
+        const int v = (i + k) % count;
+        samples[v].push_back(timer.time([&] { entries[v].run(n); }, {0, 1}).median_us);
+      }
+    double plain[count], graph[count];
+    for (int v = 0; v < count; ++v) {
+      plain[v] = gpukit::median_of(samples[v]);
+      graph[v] = timer.time_graph([&] { entries[v].run(n); }, 100, {2, 11}).median_us;
+    }
+    for (int v = 0; v < count; ++v)
+      std::printf("%-26s 2^%-2d %9.2f %9.2f %7.3fx %7.3fx  %s\n", entries[v].name, lg, plain[v], graph[v],
+                  plain[v] / plain[0], graph[v] / graph[0], checks[v].c_str());
+  }
+  std::printf("\nTimeline of the two finishes (256 x 4, one block per 16 KiB, one per SM; columns as below)\n");
+  std::printf("%-16s %4s %-12s %5s %7s %7s %7s | %7s %7s %7s %7s %7s %7s | %7s\n", "finish", "N", "launch", "grid",
+              "spread", "loads", "tree", "l.start", "l.loads", "l.tree", "publish", "l.coll", "l.end", "span");
+  for (int lg : {16, 18, 20, 22}) {
+    const std::int64_t n = std::int64_t{1} << lg;
+    timeline<256, 4, false, 0>("previous 256x4", x, n, out, d, stream, false, 1);
+    timeline<256, 4, false, 1>("lean slot 256x4", x, n, out, d, stream, false, 1);
+    timeline<256, 4, false, 2>("lean flag 256x4", x, n, out, d, stream, false, 1);
+  }
+  std::printf("RESULT lean: %s\n", ok ? "every variant within bound, deterministic, lean = previous bitwise" : "FAIL");
+  return ok;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   try {
     cudaDeviceProp prop{};
     REDUCE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -330,6 +472,12 @@ int main() {
     std::size_t cub_bytes = 0;
     REDUCE_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, cub_bytes, x.data(), out.data(), max_n, stream));
     REDUCE_CUDA_CHECK(cudaMalloc(&cub_tmp, cub_bytes));
+    if (argc > 1 && std::strcmp(argv[1], "lean") == 0) {
+      const bool lean_ok = lean_section(x.data(), hx, out.data(), d, ws, cub_tmp, cub_bytes, stream);
+      REDUCE_CUDA_CHECK(cudaFree(cub_tmp));
+      REDUCE_CUDA_CHECK(cudaStreamDestroy(stream));
+      return lean_ok ? 0 : 1;
+    }
     std::vector<variant> vs;
     vs.push_back({"CUB DeviceReduce::Sum", true, [&](const float* p, std::int64_t n, float* o, cudaStream_t s) {
                     std::size_t b = cub_bytes;
@@ -468,6 +616,7 @@ int main() {
       timeline<64, 4, false>("ticket 64x4 c1", x.data(), n, out.data(), d, stream, false, 1);
       timeline<32, 4, false>("ticket 32x4 c1", x.data(), n, out.data(), d, stream, false, 1);
     }
+    if (!lean_section(x.data(), hx, out.data(), d, ws, cub_tmp, cub_bytes, stream)) ok = false;
     REDUCE_CUDA_CHECK(cudaFree(cub_tmp));
     REDUCE_CUDA_CHECK(cudaStreamDestroy(stream));
     std::printf("RESULT: %s\n", ok ? "all variants within bound and deterministic" : "FAIL");

@@ -63,6 +63,12 @@ for op in ("segmented_1M_tiny", "segmented_1000x100k"):
             print(f"{op}: ours {r['ours']['plain_same_us']:.1f} us vs CUB {r['cub']['plain_same_us']:.1f} us")
 for t in ben["targets"]:
     print(f"{'PASS' if t['pass'] else 'MISS'} {t['target']}: {t['value']}")
+fl = ben.get("floor_probe", [])
+if fl:
+    print("floor probe (loads and block trees only, no cross-block step) vs CUB: " + ", ".join(
+        f"2^{f['n'].bit_length() - 1} {f['ratio_probe_over_cub_plain']:.3f}x"
+        + (f" (sum {row('sum', f['n'])['ratio_ours_over_cub_plain']:.3f}x)" if row('sum', f['n']) else "")
+        for f in fl))
 PY
 mv "$out/reduce.headline.txt.partial" "$out/reduce.headline.txt"
 cat "$out/reduce.headline.txt"

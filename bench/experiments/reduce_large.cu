@@ -13,7 +13,8 @@
 //    it; "seg t256 u4 lib-traverse": its long-kernel body (traverse) alone, one block per segment.
 //    "seg t256 u4 ldg" is the same shape with this file's loop.
 // Then argmax and min at 2^24..2^28 in several shapes of the library's kernel against CUB's ArgMax and
-// Min (heavy_section; `reduce_large heavy` runs it alone).
+// Min (heavy_section; `reduce_large heavy` runs it alone). `reduce_large tail` runs only tail_section:
+// the sum's one wave against a balanced grid (the same rounds, a full last one).
 // Tables: median and min of 51 single-call CUDA-event timings after 5 warm-up calls, GB/s = bytes
 // read / median, vs_CUB = median / CUB's median (< 1: faster than CUB).
 //
@@ -34,6 +35,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -874,6 +876,84 @@ void heavy_section(const float* d_x, void* d_lib_scratch) {
   CHECK(cudaFree(d_idx));
 }
 
+
+// ---- the large sum's last round: one wave against the balanced grid (`reduce_large tail`) ----
+// Question: on one wave of W blocks, block b takes tiles b, b + W, ...; at 2^28 floats (32,768 tiles of
+// 32 KiB, W = 528 on an H200) the last round holds 32 tiles: 32 blocks read 1 MiB while the rest have left,
+// about one DRAM round trip with the memory nearly idle. The balanced grid ceil(tiles / rounds) (521
+// blocks here) keeps the same number of rounds with a full last one. Is the call shorter? Timed in
+// rotating rounds (library, balanced, CUB, each call alone between events); both checked against the
+// host sum within the bound.
+void tail_section(const float* d_x, void* d_lib_scratch, float* d_out) {
+  using R = lib_sum_reducer;
+  constexpr int t = reduce::detail::default_threads, u = reduce::detail::large_unroll<R>;
+  const int wave = sm_count * occupancy(reduce::detail::single_pass_kernel<t, u, R>, t).first;
+  const std::vector<std::int64_t> sizes = {std::int64_t{1} << 24, std::int64_t{1} << 26, std::int64_t{1} << 28,
+                                           std::int64_t{1} << 30};
+  const std::vector<host_ref> refs = prefix_refs(d_x, sizes);
+  std::size_t cub_bytes = 0;
+  CHECK(cub::DeviceReduce::Sum(nullptr, cub_bytes, d_x, d_out, sizes.back()));
+  void* d_cub = nullptr;
+  CHECK(cudaMalloc(&d_cub, cub_bytes));
+  constexpr int rounds = 31;
+  std::printf("\nLast round (sum, 256 x 8 vectors = 32 KiB tiles; wave %d blocks; plain us, median of %d rotated samples)\n",
+              wave, rounds);
+  std::printf("%-6s %6s %7s %9s %9s | %10s %10s %10s | %8s %8s\n", "N", "rounds", "balanced", "last:wave", "last:bal",
+              "library", "balanced", "CUB", "lib/CUB", "bal/CUB");
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    const std::int64_t n = sizes[k];
+    const std::int64_t tiles = (n * 4 + std::int64_t{t} * u * 16 - 1) / (std::int64_t{t} * u * 16);
+    const std::int64_t rounds_n = (tiles + wave - 1) / wave;
+    const int balanced = static_cast<int>((tiles + rounds_n - 1) / rounds_n);
+    const R r{reduce::plus{}, 0.0f};
+    auto lib = [&] { reduce::detail::launch_default(d_x, d_x, n, r, d_out, d_lib_scratch, cudaStream_t{}); };
+    auto bal = [&] {
+      reduce::detail::launch_single_pass<t, R, u>(d_x, d_x, n, r, d_out, d_lib_scratch, cudaStream_t{}, balanced);
+    };
+    auto cub = [&] {
+      std::size_t b = cub_bytes;
+      CHECK(cub::DeviceReduce::Sum(d_cub, b, d_x, d_out, n));
+    };
+    const double chain = static_cast<double>(n) / (static_cast<double>(balanced) * t) + 3.0 * u * 4 + 4096;
+    const std::function<void()> calls[3] = {lib, bal, cub};
+    const char* names[3] = {"library", "balanced", "CUB"};
+    for (int v = 0; v < 3; ++v) {
+      CHECK(cudaMemset(d_out, 0xFF, sizeof(float)));
+      calls[v]();
+      float got = 0;
+      CHECK(cudaMemcpy(&got, d_out, sizeof(float), cudaMemcpyDeviceToHost));
+      check("tail", std::string(names[v]) + " at 2^" + std::to_string(static_cast<int>(std::log2(static_cast<double>(n)))),
+            got, refs[k], chain, false);
+    }
+    std::vector<double> us[3];
+    for (int v = 0; v < 3; ++v)
+      for (int w = 0; w < 3; ++w) calls[v]();
+    CHECK(cudaDeviceSynchronize());
+    for (int i = 0; i < rounds; ++i)
+      for (int j = 0; j < 3; ++j) {
+        const int v = (i + j) % 3;
+        CHECK(cudaEventRecord(ev_start));
+        calls[v]();
+        CHECK(cudaEventRecord(ev_stop));
+        CHECK(cudaEventSynchronize(ev_stop));
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, ev_start, ev_stop));
+        us[v].push_back(1e3 * ms);
+      }
+    double med[3];
+    for (int v = 0; v < 3; ++v) {
+      std::sort(us[v].begin(), us[v].end());
+      med[v] = us[v][us[v].size() / 2];
+    }
+    std::printf("2^%-4d %6lld %7d %9lld %9lld | %10.2f %10.2f %10.2f | %8.4f %8.4f\n",
+                static_cast<int>(std::log2(static_cast<double>(n))), static_cast<long long>(rounds_n), balanced,
+                static_cast<long long>(tiles - (rounds_n - 1) * wave),
+                static_cast<long long>(tiles - (rounds_n - 1) * balanced), med[0], med[1], med[2], med[0] / med[2],
+                med[1] / med[2]);
+  }
+  CHECK(cudaFree(d_cub));
+}
+
 int run(int argc, char** argv) {
   int device = 0;
   CHECK(cudaGetDevice(&device));
@@ -938,6 +1018,11 @@ int run(int argc, char** argv) {
   void* d_lib_scratch = nullptr;
   CHECK(cudaMalloc(&d_lib_scratch, lib_bytes));
   CHECK(cudaMemset(d_lib_scratch, 0, lib_bytes));
+  if (argc > 1 && std::string(argv[1]) == "tail") {
+    tail_section(d_x, d_lib_scratch, d_out);
+    std::printf("RESULT tail: %s\n", failures ? "FAIL" : "every call within its bound");
+    return failures ? 1 : 0;
+  }
   if (argc > 1 && std::string(argv[1]) == "heavy") {
     heavy_section(d_x, d_lib_scratch);
     std::printf(failures ? "FAIL: %d check(s) failed\n" : "all checks passed\n", failures);
@@ -1131,6 +1216,7 @@ int run(int argc, char** argv) {
   if (argc > 1) write_csv(argv[1], rows, cub_for_row);
   fill(d_x, n_max, 1, false);  // back to the random input
   heavy_section(d_x, d_lib_scratch);
+  tail_section(d_x, d_lib_scratch, d_out);
   CHECK(cudaDeviceSynchronize());
   if (failures) {
     std::printf("FAIL: %d check(s) failed\n", failures);

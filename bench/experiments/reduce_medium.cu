@@ -64,6 +64,20 @@ __device__ __forceinline__ unsigned long long peek(const unsigned long long* slo
   asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(slot) : "memory");
   return w;
 }
+/// Waits for a flagged slot with two loads in flight, the second issued after __nanosleep(64) (0-128 ns):
+/// a load that misses is re-issued at once, so a partial that lands between two polls is seen sooner.
+/// (The sleep hides under the first load's round trip when that one hits.)
+__device__ __forceinline__ unsigned long long wait_staggered(const unsigned long long* slot) {
+  unsigned long long w0 = peek(slot);
+  __nanosleep(64);
+  unsigned long long w1 = peek(slot);
+  for (;;) {
+    if (w0 >> 32) return w0;
+    w0 = peek(slot);
+    if (w1 >> 32) return w1;
+    w1 = peek(slot);
+  }
+}
 __device__ __forceinline__ void clear(unsigned long long* slot) {
   asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(0ull) : "memory");
 }
@@ -107,7 +121,7 @@ medium_kernel(const float* __restrict__ x, std::int64_t n, unsigned long long* _
     flush(0);
     return;
   }
-  if constexpr (Lean > 0) {
+  if constexpr (Lean == 1 || Lean == 2) {
     if (threadIdx.x == 0) {  // visible to the block after the tree's barrier
       ticket_shared = ticket;
       own_ready = 0;
@@ -128,7 +142,7 @@ medium_kernel(const float* __restrict__ x, std::int64_t n, unsigned long long* _
     return;
   }
   const unsigned grid = gridDim.x;
-  if constexpr (Lean > 0) {
+  if constexpr (Lean == 1 || Lean == 2) {
     // No barrier of its own: the ticket came through the tree's barrier; the final tree has its own
     // storage. Lean 1: the last block's own partial goes through its slot like the others; Lean 2: thread
     // 0 hands it to the thread that combines it through shared memory and a release/acquire flag. Both
@@ -189,8 +203,12 @@ medium_kernel(const float* __restrict__ x, std::int64_t n, unsigned long long* _
         v = mine;
       } else {
         unsigned long long w;
-        do w = peek(slots + b);
-        while ((w >> 32) == 0);
+        if constexpr (Lean == 3) {
+          w = wait_staggered(slots + b);
+        } else {
+          do w = peek(slots + b);
+          while ((w >> 32) == 0);
+        }
         clear(slots + b);
         v = __uint_as_float(static_cast<unsigned>(w));
       }
@@ -360,7 +378,8 @@ void timeline(const char* name, const float* x, std::int64_t n, float* out, devi
 /// vectors, one block per 16 KiB, one per SM), as this file's copies (medium_kernel, identical but for the
 /// finish), with CUB and the library in the same rounds. Plain: events around one call, the calls'
 /// samples taken in rotating order round after round (a drift of the launch cost falls on all alike);
-/// graph: 100 calls per graph. Answer (H200, bench/experiments/README.md section 12): no, slower.
+/// graph: 100 calls per graph. Answer (H200, bench/experiments/README.md section 12): no, slower. Last, the
+/// previous finish with staggered polls (two loads of a slot in flight, wait_staggered): no gain either.
 bool lean_section(const float* x, const std::vector<float>& hx, float* out, device_state d, reduce::workspace& ws,
                   void* cub_tmp, std::size_t cub_bytes, cudaStream_t stream) {
   const auto grid = [](std::int64_t n) { return static_cast<unsigned>(grid_for(n, 16 << 10, 1)); };
@@ -393,8 +412,14 @@ bool lean_section(const float* x, const std::vector<float>& hx, float* out, devi
              <<<grid(n), 256, 0, stream>>>(x, n, d.slots, d.tickets, out, nullptr);
          REDUCE_CHECK_LAUNCH();
        }},
+      {"copy, staggered polls",
+       [&](std::int64_t n) {
+         medium_kernel<256, 4, st_finish, false, false, 3>
+             <<<grid(n), 256, 0, stream>>>(x, n, d.slots, d.tickets, out, nullptr);
+         REDUCE_CHECK_LAUNCH();
+       }},
   };
-  constexpr int count = 5;
+  constexpr int count = 6;
   constexpr int rounds = 101;
   gpukit::cuda_timer timer(stream);
   bool ok = true;
@@ -440,6 +465,7 @@ bool lean_section(const float* x, const std::vector<float>& hx, float* out, devi
     timeline<256, 4, false, 0>("previous 256x4", x, n, out, d, stream, false, 1);
     timeline<256, 4, false, 1>("lean slot 256x4", x, n, out, d, stream, false, 1);
     timeline<256, 4, false, 2>("lean flag 256x4", x, n, out, d, stream, false, 1);
+    timeline<256, 4, false, 3>("staggered 256x4", x, n, out, d, stream, false, 1);
   }
   std::printf("RESULT lean: %s\n", ok ? "every variant within bound, deterministic, lean = previous bitwise" : "FAIL");
   return ok;

@@ -30,6 +30,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda_timer.hpp"
@@ -387,6 +388,14 @@ bool lean_section(const float* x, const std::vector<float>& hx, float* out, devi
     const char* name;
     std::function<void(std::int64_t)> run;
   };
+  // This file's copy of the medium kernel with finish Lean (see medium_kernel).
+  const auto copy = [&](const char* name, auto lean) {
+    return entry{name, [&](std::int64_t n) {
+                   medium_kernel<256, 4, st_finish, false, false, decltype(lean)::value>
+                       <<<grid(n), 256, 0, stream>>>(x, n, d.slots, d.tickets, out, nullptr);
+                   REDUCE_CHECK_LAUNCH();
+                 }};
+  };
   const entry entries[] = {
       {"CUB, same rounds",
        [&](std::int64_t n) {
@@ -394,30 +403,10 @@ bool lean_section(const float* x, const std::vector<float>& hx, float* out, devi
          REDUCE_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, b, x, out, n, stream));
        }},
       {"library, same rounds", [&](std::int64_t n) { reduce::sum(x, n, out, ws, stream); }},
-      {"copy, previous finish",
-       [&](std::int64_t n) {
-         medium_kernel<256, 4, st_finish, false, false, 0>
-             <<<grid(n), 256, 0, stream>>>(x, n, d.slots, d.tickets, out, nullptr);
-         REDUCE_CHECK_LAUNCH();
-       }},
-      {"copy, lean, own via slot",
-       [&](std::int64_t n) {
-         medium_kernel<256, 4, st_finish, false, false, 1>
-             <<<grid(n), 256, 0, stream>>>(x, n, d.slots, d.tickets, out, nullptr);
-         REDUCE_CHECK_LAUNCH();
-       }},
-      {"copy, lean, own via flag",
-       [&](std::int64_t n) {
-         medium_kernel<256, 4, st_finish, false, false, 2>
-             <<<grid(n), 256, 0, stream>>>(x, n, d.slots, d.tickets, out, nullptr);
-         REDUCE_CHECK_LAUNCH();
-       }},
-      {"copy, staggered polls",
-       [&](std::int64_t n) {
-         medium_kernel<256, 4, st_finish, false, false, 3>
-             <<<grid(n), 256, 0, stream>>>(x, n, d.slots, d.tickets, out, nullptr);
-         REDUCE_CHECK_LAUNCH();
-       }},
+      copy("copy, previous finish", std::integral_constant<int, 0>{}),
+      copy("copy, lean, own via slot", std::integral_constant<int, 1>{}),
+      copy("copy, lean, own via flag", std::integral_constant<int, 2>{}),
+      copy("copy, staggered polls", std::integral_constant<int, 3>{}),
   };
   constexpr int count = 6;
   constexpr int rounds = 101;

@@ -603,6 +603,7 @@ int bench_command(int argc, char** argv) {
   // The floor probe at the multi-block sizes of the 0.65x target, validated first: its partials, poisoned
   // before the run, must add up to the sum (every element read once).
   std::vector<floor_row> floors;
+  prefix_stats floor_stats;  // extended size by size, as the main loop's
   for (int k : {16, 18, 20}) {
     const std::int64_t n = std::int64_t{1} << k;
     const int grid = floor_probe::grid_for(n);
@@ -612,13 +613,11 @@ int bench_command(int argc, char** argv) {
     reduce::detail::synchronize();  // the poison (legacy stream) lands before the probe (non-blocking stream)
     floor_probe::run(dx.data(), n, partials.data(), stream);
     REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    double total = 0, sum = 0, abs_sum = 0;
+    double total = 0;
     for (const float v : partials.download()) total += v;
-    for (std::int64_t i = 0; i < n; ++i) {
-      sum += hx[static_cast<std::size_t>(i)];
-      abs_sum += std::fabs(hx[static_cast<std::size_t>(i)]);
-    }
-    check_close("floor probe's partials at n = " + std::to_string(n), total, sum, reduction_bound(n, abs_sum));
+    floor_stats.extend(hx, hy, n);
+    check_close("floor probe's partials at n = " + std::to_string(n), total, floor_stats.sum,
+                reduction_bound(n, floor_stats.abs_sum));
     const cub_peers::call cub = cub_peers::sum(dx.data(), n, out.cub.data());
     const auto [probe_us, cub_us] =
         b.plain_pair([&] { floor_probe::run(dx.data(), n, partials.data(), stream); }, [&] { cub(stream); }, n);

@@ -3,7 +3,7 @@ find_package(CUDAToolkit 12.0 REQUIRED)        # cudart, cusparse, CUB/Thrust he
 find_package(Threads REQUIRED)
 find_package(OpenMP COMPONENTS CXX)            # CPU backends; optional (serial without it)
 find_package(Eigen3 3.3 NO_MODULE)             # CPU SpMV backend and test oracle (libsparse)
-find_package(HDF5 COMPONENTS C)                # HDF5 input/output (libsparse, apps/wsm5)
+find_package(HDF5 COMPONENTS C)                # HDF5 input/output (libsparse, libwsm5)
 
 # Boost.Test, header-only form: the GPU machines carry Boost headers without compiled libraries.
 if(GPUKIT_BUILD_TESTS)

@@ -5,8 +5,18 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "reduce/device.hpp"
 
 namespace gpukit {
+
+/// reduce::select_backend, saying on stderr when `automatic` falls back to the CPU (the library does
+/// not print: the app decides what its user sees, and a fallback is never silent).
+inline reduce::backend select_backend_announced(const char* app, reduce::device_choice choice) {
+  const reduce::backend b = reduce::select_backend(choice);
+  if (choice == reduce::device_choice::automatic && b == reduce::backend::cpu)
+    std::cerr << app << ": note: " << reduce::cuda_unavailable_reason() << "; running on the CPU backend\n";
+  return b;
+}
 
 template <class Body>
 int run_main(const char* app, const char* usage, Body&& body) {

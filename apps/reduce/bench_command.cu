@@ -29,12 +29,12 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "cub_peers.hpp"
-#include "cuda_timer.hpp"
+#include "gpukit/cuda_timer.hpp"
 #include "floor_probe.hpp"
 #include "json_writer.hpp"
-#include "reduce/cuda/check.hpp"
+#include "gpukit/cuda_check.hpp"
 #include "reduce/device.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "reduce/reduce.hpp"
 
 namespace reduce_app {
@@ -123,8 +123,8 @@ class bench {
 public:
   bench(const settings& s, cudaStream_t stream) : s_(s), stream_(stream), timer_(stream) {
     int device = 0;
-    REDUCE_CUDA_CHECK(cudaGetDevice(&device));
-    REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes_, cudaDevAttrL2CacheSize, device));
+    GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
+    GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes_, cudaDevAttrL2CacheSize, device));
   }
 
   double l2_bytes() const { return l2_bytes_; }
@@ -147,7 +147,7 @@ public:
   std::optional<double> graph(const std::string& what, Work&& w) {
     try {
       return timer_.time_graph(w, graph_calls, s_.graph).median_us;
-    } catch (const reduce::cuda_error& e) {
+    } catch (const gpukit::cuda_error& e) {
       (void)cudaGetLastError();
       std::cerr << "bench: warning: CUDA Graph timing of " << what << " failed, graph figure omitted: " << e.what()
                 << "\n";
@@ -211,15 +211,15 @@ private:
 
 float fetch(const float* d) {
   float v = 0;
-  REDUCE_CUDA_CHECK(cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost));
+  GPUKIT_CUDA_CHECK(cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost));
   return v;
 }
 
 // Device outputs: ours and CUB's, poisoned before each validation run.
 struct outputs {
-  reduce::device_buffer<float> ours{1}, cub{1};
-  reduce::device_buffer<reduce::value_index<float>> ours_vi{1};
-  reduce::device_buffer<std::int64_t> cub_index{1};
+  gpukit::device_buffer<float> ours{1}, cub{1};
+  gpukit::device_buffer<reduce::value_index<float>> ours_vi{1};
+  gpukit::device_buffer<std::int64_t> cub_index{1};
   void poison() {
     ours.fill_bytes(0xFF);
     cub.fill_bytes(0xFF);
@@ -227,7 +227,7 @@ struct outputs {
     cub_index.fill_bytes(0xFF);
     // cudaMemset runs on the legacy default stream, which the benchmark's non-blocking stream does not
     // wait for: finish the poison before the calls under test run.
-    reduce::detail::synchronize();
+    gpukit::device_synchronize();
   }
 };
 
@@ -243,7 +243,7 @@ std::vector<op_spec> make_ops(reduce::workspace& ws, outputs& out) {
       out.poison();
       run(x, y, n, s);
       cub(s);
-      REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
+      GPUKIT_CUDA_CHECK(cudaStreamSynchronize(s));
       check(n, st);
     };
   };
@@ -531,7 +531,7 @@ int bench_command(int argc, char** argv) {
     if (csv_path.empty()) csv_path = a.get("out", "") + "/reduce-bench.csv";
   }
   if (!reduce::cuda_device_available())
-    throw reduce::no_cuda_device("reduce bench times GPU kernels: " + reduce::cuda_unavailable_reason());
+    throw gpukit::no_cuda_device("reduce bench times GPU kernels: " + reduce::cuda_unavailable_reason());
 
   const std::string gpu = reduce::cuda_device_description();
   std::cout << "reduce bench on " << gpu << (s.quick ? "  [quick]" : "") << ", " << cub_peers::version() << "\n";
@@ -551,18 +551,18 @@ int bench_command(int argc, char** argv) {
   std::cerr << "bench: generating and uploading 2 x " << pool_n << " floats\n";
   const std::vector<float> hx = rep::uniform_floats(pool_n, -1.f, 1.f, 31);
   const std::vector<float> hy = rep::uniform_floats(pool_n, -1.f, 1.f, 32);
-  const reduce::device_buffer<float> dx(hx), dy(hy);
+  const gpukit::device_buffer<float> dx(hx), dy(hy);
 
   // Segmented inputs (prefixes of the pool) and every workspace, before any timing.
   const std::vector<std::int64_t> off_tiny = random_offsets(1000000, 16, 41);
   const std::vector<std::int64_t> off_long = equal_offsets(1000, 100000);
-  const reduce::device_buffer<std::int64_t> d_off_tiny(off_tiny), d_off_long(off_long);
-  reduce::device_buffer<float> seg_ours(1000000), seg_cub(1000000);
+  const gpukit::device_buffer<std::int64_t> d_off_tiny(off_tiny), d_off_long(off_long);
+  gpukit::device_buffer<float> seg_ours(1000000), seg_cub(1000000);
   reduce::workspace ws;
   ws.reserve(std::max(reduce::workspace::segmented_bytes(1000000), reduce::workspace::segmented_bytes(1000)));
   outputs out;
   const std::vector<op_spec> ops = make_ops(ws, out);
-  reduce::detail::synchronize();  // every setup memset/copy is done before the first timed call
+  gpukit::device_synchronize();  // every setup memset/copy is done before the first timed call
 
   std::vector<result_row> rows;
   prefix_stats stats;
@@ -578,17 +578,17 @@ int bench_command(int argc, char** argv) {
   }
 
   auto segmented = [&](const std::string& name, const std::vector<std::int64_t>& off,
-                       const reduce::device_buffer<std::int64_t>& d_off) {
+                       const gpukit::device_buffer<std::int64_t>& d_off) {
     const std::int64_t segments = static_cast<std::int64_t>(off.size()) - 1;
     const std::int64_t items = off.back();
     const cub_peers::call cub = cub_peers::segmented_sum(dx.data(), d_off.data(), segments, seg_cub.data());
     auto ours = [&] { reduce::segmented_sum(dx.data(), d_off.data(), segments, seg_ours.data(), ws, stream); };
     seg_ours.fill_bytes(0xFF);
     seg_cub.fill_bytes(0xFF);
-    reduce::detail::synchronize();  // the poison (legacy stream) lands before the calls (non-blocking stream)
+    gpukit::device_synchronize();  // the poison (legacy stream) lands before the calls (non-blocking stream)
     ours();
     cub(stream);
-    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<float> o = seg_ours.download(), c = seg_cub.download();
     o.resize(static_cast<std::size_t>(segments));
     c.resize(static_cast<std::size_t>(segments));
@@ -608,11 +608,11 @@ int bench_command(int argc, char** argv) {
     const std::int64_t n = std::int64_t{1} << k;
     const int grid = floor_probe::grid_for(n);
     if (grid == 0) continue;
-    reduce::device_buffer<float> partials(grid);
+    gpukit::device_buffer<float> partials(grid);
     partials.fill_bytes(0xFF);
-    reduce::detail::synchronize();  // the poison (legacy stream) lands before the probe (non-blocking stream)
+    gpukit::device_synchronize();  // the poison (legacy stream) lands before the probe (non-blocking stream)
     floor_probe::run(dx.data(), n, partials.data(), stream);
-    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
     double total = 0;
     for (const float v : partials.download()) total += v;
     floor_stats.extend(hx, hy, n);

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "cub_peers.hpp"
-#include "reduce/cuda/check.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/device_buffer.hpp"
 
 namespace reduce_app::cub_peers {
 namespace {
@@ -19,14 +19,14 @@ namespace {
 template <class F>
 call make(F f, const void* in0, const void* in1 = nullptr) {
   std::size_t bytes = 0;
-  REDUCE_CUDA_CHECK(f(nullptr, bytes, in0, in1, cudaStream_t{}));
+  GPUKIT_CUDA_CHECK(f(nullptr, bytes, in0, in1, cudaStream_t{}));
   // At least one byte: a null temp pointer would make CUB size again instead of running.
-  auto storage = std::make_shared<reduce::device_buffer<unsigned char>>(
+  auto storage = std::make_shared<gpukit::device_buffer<unsigned char>>(
       static_cast<std::int64_t>(std::max<std::size_t>(bytes, 1)));
   unsigned char* temp = storage->data();
   auto run = [f, temp, bytes](const void* a, const void* b, reduce::stream_t stream) {
     std::size_t size = bytes;
-    REDUCE_CUDA_CHECK(f(temp, size, a, b, stream));
+    GPUKIT_CUDA_CHECK(f(temp, size, a, b, stream));
   };
   return call(run, in0, in1, storage, bytes);
 }

@@ -21,7 +21,7 @@ public:
   call() = default;
   call(runner run, const void* in0, const void* in1, std::shared_ptr<void> storage, std::size_t temp_bytes)
       : run_(std::move(run)), in0_(in0), in1_(in1), storage_(std::move(storage)), temp_bytes_(temp_bytes) {}
-  /// Enqueues the CUB call on the inputs given at creation; throws reduce::cuda_error on CUB errors.
+  /// Enqueues the CUB call on the inputs given at creation; throws gpukit::cuda_error on CUB errors.
   void operator()(reduce::stream_t stream) const { run_(in0_, in1_, stream); }
   /// As above on other inputs of the same size (in1: the second vector of dot, else ignored).
   void operator()(const void* in0, const void* in1, reduce::stream_t stream) const { run_(in0, in1, stream); }

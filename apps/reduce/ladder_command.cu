@@ -17,11 +17,11 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "cub_peers.hpp"
-#include "cuda_timer.hpp"
+#include "gpukit/cuda_timer.hpp"
 #include "json_writer.hpp"
-#include "reduce/cuda/check.hpp"
+#include "gpukit/cuda_check.hpp"
 #include "reduce/device.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "reduce/ladder.hpp"
 
 namespace reduce_app {
@@ -76,7 +76,7 @@ ceilings measure_ceilings(cudaStream_t stream, gpukit::cuda_timer& timer, bool q
   {
     const std::int64_t n = std::int64_t{1} << 28;
     const std::vector<float> x = rep::uniform_floats(n, -1.f, 1.f, 11);
-    reduce::device_buffer<float> d(x), out(1);
+    gpukit::device_buffer<float> d(x), out(1);
     const auto cub = cub_peers::sum(d.data(), n, out.data());
     const auto t = timer.time([&] { cub(stream); }, {3, quick ? 10 : 30});
     c.cub_n = static_cast<double>(n);
@@ -133,7 +133,7 @@ table run_table(const std::string& type, std::int64_t n, const std::vector<T>& x
   table tab;
   tab.type = type;
   tab.n = n;
-  reduce::device_buffer<T> d(x), out(1);
+  gpukit::device_buffer<T> d(x), out(1);
   reduce::ladder_workspace ws(n);
   const expected<T> full = expect(x, n);
   const double bytes = static_cast<double>(n) * sizeof(T);
@@ -159,9 +159,9 @@ table run_table(const std::string& type, std::int64_t n, const std::vector<T>& x
     r.scaled = r.n_timed < n;
     // Validate once before timing; fail loudly.
     out.fill_bytes(0xFF);
-    reduce::detail::synchronize();  // poison (legacy stream) done before the call (non-blocking stream)
+    gpukit::device_synchronize();  // poison (legacy stream) done before the call (non-blocking stream)
     reduce::ladder_sum(k, d.data(), r.n_timed, out.data(), ws, stream);
-    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
     const T got = out.download()[0];
     validate(r.kernel, r.n_timed, got, r.scaled ? expect(x, r.n_timed) : full,
              static_cast<double>(reduce::ladder_error_depth(k, r.n_timed)));
@@ -178,9 +178,9 @@ table run_table(const std::string& type, std::int64_t n, const std::vector<T>& x
     r.n_timed = n;
     const auto cub = cub_peers::sum(d.data(), n, out.data());
     out.fill_bytes(0xFF);
-    reduce::detail::synchronize();  // poison (legacy stream) done before the call (non-blocking stream)
+    gpukit::device_synchronize();  // poison (legacy stream) done before the call (non-blocking stream)
     cub(stream);
-    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
     // CUB: chains of at most n / 2^15 additions (it runs far more than 2^15 threads) plus a tree < 64 deep
     validate(r.kernel, n, out.download()[0], full, static_cast<double>(n / 32768 + 64));
     r.t = timer.time([&] { cub(stream); }, {3, quick ? 10 : 30});
@@ -208,7 +208,7 @@ int ladder_command(int argc, char** argv) {
   if (!a.positional().empty()) throw gpukit::cli::usage_error("ladder takes no positional arguments");
   const bool quick = a.flag("quick");
   if (!reduce::cuda_device_available())
-    throw reduce::no_cuda_device("reduce ladder times GPU kernels: " + reduce::cuda_unavailable_reason());
+    throw gpukit::no_cuda_device("reduce ladder times GPU kernels: " + reduce::cuda_unavailable_reason());
 
   const std::string gpu = reduce::cuda_device_description();
   std::cout << "reduce ladder on " << gpu << (quick ? "  [quick]" : "") << "\n";

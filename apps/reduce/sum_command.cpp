@@ -12,8 +12,9 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "run_main.hpp"
 #include "reduce/device.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "reduce/reduce.hpp"
 
 namespace reduce_app {
@@ -66,7 +67,7 @@ int run(const std::string& path, reduce::backend be, const std::string& type_nam
 
   T result{};
   if (be == reduce::backend::cuda) {
-    reduce::device_buffer<T> d(values);
+    gpukit::device_buffer<T> d(values);
     result = reduce::sum(d.data(), n);
   } else {
     result = reduce::reference::sum(values.data(), n);
@@ -133,7 +134,7 @@ int sum_command(int argc, char** argv) {
       type != "uint64")
     throw gpukit::cli::usage_error("unknown --type '" + type + "'");
   { std::ifstream probe(path); if (!probe) throw std::runtime_error(path + ": cannot open file"); }
-  const reduce::backend be = reduce::select_backend(choice);
+  const reduce::backend be = gpukit::select_backend_announced("reduce", choice);
   if (type == "float") return run<float>(path, be, type);
   if (type == "double") return run<double>(path, be, type);
   if (type == "int32") return run<std::int32_t>(path, be, type);

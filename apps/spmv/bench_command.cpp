@@ -26,7 +26,7 @@
 #include "commands.hpp"
 #include "json_writer.hpp"
 #include "reduce/device.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "run_command.hpp"
 #include "sparse/generate.hpp"
 #include "sparse/reference.hpp"
@@ -102,7 +102,7 @@ class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmu
   const auto bound = sparse::reference::row_error_bounds(a, V(1), x.data(), V(0), poison.data());
 
   const sparse::device_csr<V, I> d(a);
-  reduce::device_buffer<V> dx(x), dy(a.rows());
+  gpukit::device_buffer<V> dx(x), dy(a.rows());
   auto record = [&](const std::string& name, const std::string& plan, double us) {
     const auto y = dy.download();
     const auto e = compare_rows(y, y_ref, bound);
@@ -155,7 +155,7 @@ int bench_command(int argc, char** argv) {
   }
   const std::string out = args.get("out", "spmv-bench-out");
   if (!reduce::cuda_device_available())
-    throw reduce::no_cuda_device("spmv bench needs a CUDA device: " + reduce::cuda_unavailable_reason());
+    throw gpukit::no_cuda_device("spmv bench needs a CUDA device: " + reduce::cuda_unavailable_reason());
   std::filesystem::create_directories(out);
   const int warmup = quick ? 3 : 10, reps = quick ? 25 : 200;
   const std::string gpu = reduce::cuda_device_description();

@@ -20,9 +20,10 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "run_main.hpp"
 #include "json_writer.hpp"
 #include "reduce/device.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "sparse/io.hpp"
 #include "sparse/reference.hpp"
 #include "sparse/spmv.hpp"
@@ -125,7 +126,7 @@ int run_typed(const options& opt) {
   } else {
     std::cout << "device     cuda: " << reduce::cuda_device_description() << "\n";
     const sparse::device_csr<V, I> d(a);
-    reduce::device_buffer<V> dx(x), dy(a.rows());
+    gpukit::device_buffer<V> dx(x), dy(a.rows());
     const int warmup = 3;
     std::vector<V> y_peer;
     if (a.rows() > 0 && a.cols() > 0 && a.nnz() > 0) {
@@ -265,7 +266,7 @@ int run_command(int argc, char** argv) {
   opt.json = args.get("json", "");
   sparse::format_of(opt.path);  // a bad extension is an error before any device work
   { std::ifstream probe(opt.path); if (!probe) throw std::runtime_error(opt.path + ": cannot open file"); }
-  opt.backend = reduce::select_backend(choice);
+  opt.backend = gpukit::select_backend_announced("spmv", choice);
   return opt.precision == "float" ? run_typed<float>(opt) : run_typed<double>(opt);
 }
 

@@ -15,8 +15,8 @@
 
 #include <utility>
 
-#include "cuda_timer.hpp"
-#include "reduce/cuda/check.hpp"
+#include "gpukit/cuda_timer.hpp"
+#include "gpukit/cuda_check.hpp"
 #include "sparse/spmv.hpp"
 
 namespace spmv_app {

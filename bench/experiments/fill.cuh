@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "reduce/cuda/check.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/device_buffer.hpp"
 
 namespace experiments {
 namespace {
@@ -31,16 +31,16 @@ __global__ void fill_uniform_kernel(float* x, std::int64_t n, std::uint64_t seed
 
 /// n uniform floats on the device and their copy on the host (the oracle's input), filled on `stream`.
 struct uniform_floats {
-  reduce::device_buffer<float> device;
+  gpukit::device_buffer<float> device;
   std::vector<float> host;
 };
 inline uniform_floats make_uniform_floats(std::int64_t n, std::uint64_t seed, cudaStream_t stream) {
-  uniform_floats u{reduce::device_buffer<float>(n), std::vector<float>(static_cast<std::size_t>(n))};
+  uniform_floats u{gpukit::device_buffer<float>(n), std::vector<float>(static_cast<std::size_t>(n))};
   fill_uniform_kernel<<<1024, 256, 0, stream>>>(u.device.data(), n, seed);
-  REDUCE_CHECK_LAUNCH();
-  REDUCE_CUDA_CHECK(cudaMemcpyAsync(u.host.data(), u.device.data(), sizeof(float) * u.host.size(),
+  GPUKIT_CHECK_LAUNCH();
+  GPUKIT_CUDA_CHECK(cudaMemcpyAsync(u.host.data(), u.device.data(), sizeof(float) * u.host.size(),
                                     cudaMemcpyDeviceToHost, stream));
-  REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
   return u;
 }
 

@@ -23,12 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "cuda_timer.hpp"
+#include "gpukit/cuda_timer.hpp"
 #include "fill.cuh"
 #include "sum_check.hpp"
-#include "reduce/cuda/check.hpp"
+#include "gpukit/cuda_check.hpp"
 #include "reduce/cuda/device_reduce.cuh"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "reduce/reduce.hpp"
 
 namespace {
@@ -149,7 +149,7 @@ ablation_kernel(const float* __restrict__ x, const float* __restrict__ y, std::i
 
 CUfunction driver_handle(const void* kernel) {
   cudaFunction_t f = nullptr;
-  REDUCE_CUDA_CHECK(cudaGetFuncBySymbol(&f, kernel));
+  GPUKIT_CUDA_CHECK(cudaGetFuncBySymbol(&f, kernel));
   return reinterpret_cast<CUfunction>(f);
 }
 
@@ -161,14 +161,14 @@ struct row {
 row measure(const std::string& name, const std::function<void()>& call, gpukit::cuda_timer& timer, cudaStream_t s) {
   row r{name};
   for (int i = 0; i < 5; ++i) call();
-  REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(s));
   constexpr int batch = 200;
   std::vector<double> host;
   for (int rep = 0; rep < 7; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < batch; ++i) call();
     const auto t1 = std::chrono::steady_clock::now();
-    REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(s));
     host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / batch);
   }
   r.host_us = gpukit::median_of(host);
@@ -183,10 +183,10 @@ int main() {
   try {
     CU_CHECK(cuInit(0));
     cudaDeviceProp prop{};
-    REDUCE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    GPUKIT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     std::printf("GPU: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
     cudaStream_t stream;
-    REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    GPUKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     gpukit::cuda_timer timer(stream);
     bool ok = true;
 
@@ -204,7 +204,7 @@ int main() {
       }, timer, stream));
     }
     floor_rows.push_back(measure("empty kernel, cudaLaunchKernel", [&] {
-      REDUCE_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(&empty_kernel), dim3(1), dim3(512), nullptr, 0, stream));
+      GPUKIT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(&empty_kernel), dim3(1), dim3(512), nullptr, 0, stream));
     }, timer, stream));
     floor_rows.push_back(measure("empty kernel, driver cuLaunchKernel", [&] {
       CU_CHECK(cuLaunchKernel(empty_f, 1, 1, 1, 512, 1, 1, 0, reinterpret_cast<CUstream>(stream), nullptr, nullptr));
@@ -213,7 +213,7 @@ int main() {
       empty_kernel<<<1, 512, 0, stream>>>();
       empty_kernel<<<1, 512, 0, stream>>>();
     }, timer, stream));
-    REDUCE_CHECK_LAUNCH();
+    GPUKIT_CHECK_LAUNCH();
     std::printf("\n%-48s %9s %9s %9s\n", "launch", "host us", "plain us", "graph us");
     for (const auto& r : floor_rows)
       std::printf("%-48s %9.2f %9.2f %9.2f\n", r.name.c_str(), r.host_us, r.plain_us, r.graph_us);
@@ -222,14 +222,14 @@ int main() {
     // ---- sums ----
     const std::int64_t max_n = std::int64_t{1} << 22;
     const experiments::uniform_floats input = experiments::make_uniform_floats(max_n, 11, stream);
-    const reduce::device_buffer<float>& x = input.device;
+    const gpukit::device_buffer<float>& x = input.device;
     const std::vector<float>& hx = input.host;
-    reduce::device_buffer<float> out(1);
+    gpukit::device_buffer<float> out(1);
     reduce::workspace ws;
     void* cub_tmp = nullptr;
     std::size_t cub_bytes = 0;
-    REDUCE_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, cub_bytes, x.data(), out.data(), max_n, stream));
-    REDUCE_CUDA_CHECK(cudaMalloc(&cub_tmp, cub_bytes + 4096));
+    GPUKIT_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, cub_bytes, x.data(), out.data(), max_n, stream));
+    GPUKIT_CUDA_CHECK(cudaMalloc(&cub_tmp, cub_bytes + 4096));
     const std::size_t cub_cap = cub_bytes + 4096;
 
     using R = reduce::detail::op_reducer<float, reduce::plus>;
@@ -268,7 +268,7 @@ int main() {
       std::vector<call> calls = {
           {"CUB DeviceReduce::Sum", [&] {
              std::size_t b = cub_cap;
-             REDUCE_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, b, xp, op, n, stream));
+             GPUKIT_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, b, xp, op, n, stream));
            }},
           {"library reduce::sum", [&] { reduce::sum(xp, n, op, ws, stream); }},
           {"single_pass_kernel <<<>>>", [&] {
@@ -329,11 +329,11 @@ int main() {
       float lib_bits = 0;
       for (auto& c : calls) {
         float got = 0;
-        REDUCE_CUDA_CHECK(cudaMemsetAsync(op, 0xFF, 4, stream));  // NaN poison
+        GPUKIT_CUDA_CHECK(cudaMemsetAsync(op, 0xFF, 4, stream));  // NaN poison
         c.run();
-        REDUCE_CHECK_LAUNCH();
-        REDUCE_CUDA_CHECK(cudaMemcpyAsync(&got, op, 4, cudaMemcpyDeviceToHost, stream));
-        REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+        GPUKIT_CHECK_LAUNCH();
+        GPUKIT_CUDA_CHECK(cudaMemcpyAsync(&got, op, 4, cudaMemcpyDeviceToHost, stream));
+        GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
         const bool is_rung = c.name.rfind("rung:", 0) == 0;
         bool right = is_rung || experiments::within_float_sum_bound(got, n, h);
         if (c.name.rfind("library", 0) == 0) lib_bits = got;
@@ -348,8 +348,8 @@ int main() {
       std::printf("2^%-4d %-38s %9s %9.2f %9s %8.3fx  (0.65x CUB: %.2f us; empty-kernel floor leaves %.2f us)\n", lg,
                   "empty kernel <<<1, 512>>>", "", floor_us, "", floor_us / cub_us, 0.65 * cub_us, 0.65 * cub_us - floor_us);
     }
-    REDUCE_CUDA_CHECK(cudaFree(cub_tmp));
-    REDUCE_CUDA_CHECK(cudaStreamDestroy(stream));
+    GPUKIT_CUDA_CHECK(cudaFree(cub_tmp));
+    GPUKIT_CUDA_CHECK(cudaStreamDestroy(stream));
     std::printf("RESULT: %s\n", ok ? "every sum within bound; direct launches bitwise equal to the library" : "FAIL");
     return ok ? 0 : 1;
   } catch (const std::exception& e) {

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "reduce/cuda/block_reduce.cuh"
-#include "reduce/cuda/check.hpp"
+#include "gpukit/cuda_check.hpp"
 #include "reduce/cuda/device_reduce.cuh"  // the library's own kernels and launch, timed as baselines
 
 namespace {
@@ -337,8 +337,8 @@ __global__ void fill_kernel(float* __restrict__ x, std::int64_t n, std::uint64_t
 // Host side
 // =============================================================================================
 
-#define CHECK(call) REDUCE_CUDA_CHECK(call)
-#define CHECK_LAUNCH() REDUCE_CHECK_LAUNCH()
+#define CHECK(call) GPUKIT_CUDA_CHECK(call)
+#define CHECK_LAUNCH() GPUKIT_CHECK_LAUNCH()
 
 constexpr double unit_roundoff = 1.0 / 16777216.0;  // 2^-24
 constexpr int warmup_calls = 5;

@@ -33,13 +33,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "cuda_timer.hpp"
+#include "gpukit/cuda_timer.hpp"
 #include "fill.cuh"
 #include "sum_check.hpp"
 #include "reduce/cuda/block_reduce.cuh"
-#include "reduce/cuda/check.hpp"
+#include "gpukit/cuda_check.hpp"
 #include "reduce/cuda/device_reduce.cuh"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "reduce/operators.hpp"
 #include "reduce/reduce.hpp"
 
@@ -306,7 +306,7 @@ variant make(const char* what, std::int64_t per_block_bytes, int cap_per_sm, dev
                 <<<static_cast<unsigned>(grid_for(n, per_block_bytes, cap_per_sm)), Threads, 0, s>>>(
                     x, n, Stage == st_finish ? d.slots : d.junk_slots, Stage == st_finish ? d.tickets : d.junk_tickets,
                     out, d.stamps);
-            REDUCE_CHECK_LAUNCH();
+            GPUKIT_CHECK_LAUNCH();
           }};
 }
 
@@ -320,16 +320,16 @@ void timeline(const char* name, const float* x, std::int64_t n, float* out, devi
   auto launch = [&](int i) {
     medium_kernel<Threads, Unroll, st_finish, WarpFinish, true, Lean><<<static_cast<unsigned>(grid), Threads, 0, s>>>(
         x, n, d.slots, d.tickets, out, d.stamps + static_cast<std::size_t>(i) * grid * stamps_per_block);
-    REDUCE_CHECK_LAUNCH();
+    GPUKIT_CHECK_LAUNCH();
   };
   for (int i = 0; i < 3; ++i) launch(0);  // warm-up
-  REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(s));
   for (int i = 0; i < launches; ++i) {
     launch(i);
-    if (!back_to_back) REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
+    if (!back_to_back) GPUKIT_CUDA_CHECK(cudaStreamSynchronize(s));
   }
-  REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
-  REDUCE_CUDA_CHECK(cudaMemcpy(h.data(), d.stamps, h.size() * 8, cudaMemcpyDeviceToHost));
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(s));
+  GPUKIT_CUDA_CHECK(cudaMemcpy(h.data(), d.stamps, h.size() * 8, cudaMemcpyDeviceToHost));
   // Per launch: spread of block starts; median block's loads and tree; the last-ticket block's phases
   // measured from the first block's start; the latest publish among the others.
   std::vector<double> spread, loads, tree, last_start, last_loaded, last_reduced, latest_publish, last_collected,
@@ -393,14 +393,14 @@ bool lean_section(const float* x, const std::vector<float>& hx, float* out, devi
     return entry{name, [&](std::int64_t n) {
                    medium_kernel<256, 4, st_finish, false, false, decltype(lean)::value>
                        <<<grid(n), 256, 0, stream>>>(x, n, d.slots, d.tickets, out, nullptr);
-                   REDUCE_CHECK_LAUNCH();
+                   GPUKIT_CHECK_LAUNCH();
                  }};
   };
   const entry entries[] = {
       {"CUB, same rounds",
        [&](std::int64_t n) {
          std::size_t b = cub_bytes;
-         REDUCE_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, b, x, out, n, stream));
+         GPUKIT_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, b, x, out, n, stream));
        }},
       {"library, same rounds", [&](std::int64_t n) { reduce::sum(x, n, out, ws, stream); }},
       copy("copy, previous finish", std::integral_constant<int, 0>{}),
@@ -422,7 +422,7 @@ bool lean_section(const float* x, const std::vector<float>& hx, float* out, devi
     float bits[count] = {};
     for (int v = 0; v < count; ++v) {
       checks[v] = experiments::check_float_sum([&] { entries[v].run(n); }, out, stream, n, h);
-      REDUCE_CUDA_CHECK(cudaMemcpy(&bits[v], out, sizeof(float), cudaMemcpyDeviceToHost));
+      GPUKIT_CUDA_CHECK(cudaMemcpy(&bits[v], out, sizeof(float), cudaMemcpyDeviceToHost));
       if (checks[v] != "ok") ok = false;
     }
     for (int v = 3; v < count; ++v)
@@ -465,38 +465,38 @@ bool lean_section(const float* x, const std::vector<float>& hx, float* out, devi
 int main(int argc, char** argv) {
   try {
     cudaDeviceProp prop{};
-    REDUCE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    GPUKIT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     g_sms = prop.multiProcessorCount;
     std::printf("GPU: %s, %d SMs\n", prop.name, g_sms);
     cudaStream_t stream;
-    REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    GPUKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const std::int64_t max_n = std::int64_t{1} << 23;
     const experiments::uniform_floats input = experiments::make_uniform_floats(max_n, 11, stream);
-    const reduce::device_buffer<float>& x = input.device;
+    const gpukit::device_buffer<float>& x = input.device;
     const std::vector<float>& hx = input.host;
-    reduce::device_buffer<float> out(1);
-    reduce::device_buffer<unsigned long long> slots(4096), stamps(std::int64_t{21} * 4096 * stamps_per_block);
-    reduce::device_buffer<unsigned long long> junk_slots(4096);
-    reduce::device_buffer<unsigned> tickets(2);
-    REDUCE_CUDA_CHECK(cudaMemset(slots.data(), 0, 4096 * 8));
-    REDUCE_CUDA_CHECK(cudaMemset(tickets.data(), 0, 8));
+    gpukit::device_buffer<float> out(1);
+    gpukit::device_buffer<unsigned long long> slots(4096), stamps(std::int64_t{21} * 4096 * stamps_per_block);
+    gpukit::device_buffer<unsigned long long> junk_slots(4096);
+    gpukit::device_buffer<unsigned> tickets(2);
+    GPUKIT_CUDA_CHECK(cudaMemset(slots.data(), 0, 4096 * 8));
+    GPUKIT_CUDA_CHECK(cudaMemset(tickets.data(), 0, 8));
     reduce::workspace ws;
     const device_state d{slots.data(), tickets.data(), stamps.data(), junk_slots.data(), tickets.data() + 1};
 
     void* cub_tmp = nullptr;
     std::size_t cub_bytes = 0;
-    REDUCE_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, cub_bytes, x.data(), out.data(), max_n, stream));
-    REDUCE_CUDA_CHECK(cudaMalloc(&cub_tmp, cub_bytes));
+    GPUKIT_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, cub_bytes, x.data(), out.data(), max_n, stream));
+    GPUKIT_CUDA_CHECK(cudaMalloc(&cub_tmp, cub_bytes));
     if (argc > 1 && std::strcmp(argv[1], "lean") == 0) {
       const bool lean_ok = lean_section(x.data(), hx, out.data(), d, ws, cub_tmp, cub_bytes, stream);
-      REDUCE_CUDA_CHECK(cudaFree(cub_tmp));
-      REDUCE_CUDA_CHECK(cudaStreamDestroy(stream));
+      GPUKIT_CUDA_CHECK(cudaFree(cub_tmp));
+      GPUKIT_CUDA_CHECK(cudaStreamDestroy(stream));
       return lean_ok ? 0 : 1;
     }
     std::vector<variant> vs;
     vs.push_back({"CUB DeviceReduce::Sum", true, [&](const float* p, std::int64_t n, float* o, cudaStream_t s) {
                     std::size_t b = cub_bytes;
-                    REDUCE_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, b, p, o, n, s));
+                    GPUKIT_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, b, p, o, n, s));
                   }});
     vs.push_back({"library default", true,
                   [&](const float* p, std::int64_t n, float* o, cudaStream_t s) { reduce::sum(p, n, o, ws, s); }});
@@ -522,19 +522,19 @@ int main(int argc, char** argv) {
                     [=](const float* p, std::int64_t n, float* o, cudaStream_t s) {
                       medium_kernel<256, 4, st_finish, false, false>
                           <<<medium_grid(n), 256, 0, s>>>(p, n, ws_slots, ws_tickets, o, nullptr);
-                      REDUCE_CHECK_LAUNCH();
+                      GPUKIT_CHECK_LAUNCH();
                     }});
       vs.push_back({"library kernel <<<>>>, study scratch", true,
                     [=](const float* p, std::int64_t n, float* o, cudaStream_t s) {
                       reduce::detail::single_pass_kernel<256, 4, R><<<medium_grid(n), 256, 0, s>>>(
                           p, p, n, R{reduce::plus{}, 0.0f}, d.slots, d.tickets, o);
-                      REDUCE_CHECK_LAUNCH();
+                      GPUKIT_CHECK_LAUNCH();
                     }});
       vs.push_back({"library kernel <<<>>>, library scratch", true,
                     [=](const float* p, std::int64_t n, float* o, cudaStream_t s) {
                       reduce::detail::single_pass_kernel<256, 4, R><<<medium_grid(n), 256, 0, s>>>(
                           p, p, n, R{reduce::plus{}, 0.0f}, ws_slots, ws_tickets, o);
-                      REDUCE_CHECK_LAUNCH();
+                      GPUKIT_CHECK_LAUNCH();
                     }});
     }
     vs.push_back(make<512, 4, st_empty, false>("empty", 32 << 10, 2, d));
@@ -579,7 +579,7 @@ int main(int argc, char** argv) {
       using sum_r = reduce::detail::op_reducer<float, reduce::plus>;
       using min_r = reduce::detail::exact_op_reducer<float, reduce::minimum>;
       using argmax_r = reduce::detail::arg_reducer<float, true>;
-      reduce::device_buffer<reduce::value_index<float>> vi(1);
+      gpukit::device_buffer<reduce::value_index<float>> vi(1);
       struct shape {
         const char* name;
         int threads;
@@ -632,8 +632,8 @@ int main(int argc, char** argv) {
       timeline<32, 4, false>("ticket 32x4 c1", x.data(), n, out.data(), d, stream, false, 1);
     }
     if (!lean_section(x.data(), hx, out.data(), d, ws, cub_tmp, cub_bytes, stream)) ok = false;
-    REDUCE_CUDA_CHECK(cudaFree(cub_tmp));
-    REDUCE_CUDA_CHECK(cudaStreamDestroy(stream));
+    GPUKIT_CUDA_CHECK(cudaFree(cub_tmp));
+    GPUKIT_CUDA_CHECK(cudaStreamDestroy(stream));
     std::printf("RESULT: %s\n", ok ? "all variants within bound and deterministic" : "FAIL");
     return ok ? 0 : 1;
   } catch (const std::exception& e) {

@@ -25,13 +25,13 @@
 #include <string>
 #include <vector>
 
-#include "cuda_timer.hpp"
+#include "gpukit/cuda_timer.hpp"
 #include "fill.cuh"
 #include "sum_check.hpp"
 #include "reduce/cuda/block_reduce.cuh"
-#include "reduce/cuda/check.hpp"
+#include "gpukit/cuda_check.hpp"
 #include "reduce/cuda/single_pass.cuh"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "reduce/operators.hpp"
 #include "reduce/reduce.hpp"
 
@@ -175,7 +175,7 @@ variant make_ticket(std::int64_t per_block_bytes, unsigned long long* slots, uns
               std::to_string(per_block_bytes >> 10) + "K/blk",
           [=](const float* x, std::int64_t n, float* out, cudaStream_t s) {
             ticket_kernel<Threads, Unroll, Packed><<<static_cast<unsigned>(grid(n)), Threads, 0, s>>>(x, n, slots, tickets, out);
-            REDUCE_CHECK_LAUNCH();
+            GPUKIT_CHECK_LAUNCH();
           },
           grid};
 }
@@ -183,7 +183,7 @@ variant make_ticket(std::int64_t per_block_bytes, unsigned long long* slots, uns
 template <int Threads, int Unroll, bool Ticket>
 variant make_cluster(int cluster, std::int64_t per_block_bytes, unsigned long long* slots, unsigned* tickets) {
   auto kernel = cluster_kernel<Threads, Unroll, Ticket>;
-  if (cluster > 8) REDUCE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  if (cluster > 8) GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   auto grid = [=](std::int64_t n) {
     return Ticket ? grid_by_bytes(n, per_block_bytes, cluster, 2 * g_sms / cluster * cluster) : std::int64_t{cluster};
   };
@@ -202,8 +202,8 @@ variant make_cluster(int cluster, std::int64_t per_block_bytes, unsigned long lo
             attr[0].val.clusterDim.z = 1;
             cfg.attrs = attr;
             cfg.numAttrs = 1;
-            REDUCE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, x, n, slots, tickets, out));
-            REDUCE_CHECK_LAUNCH();
+            GPUKIT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, x, n, slots, tickets, out));
+            GPUKIT_CHECK_LAUNCH();
           },
           grid};
 }
@@ -213,31 +213,31 @@ variant make_cluster(int cluster, std::int64_t per_block_bytes, unsigned long lo
 int main() {
   try {
     cudaDeviceProp prop{};
-    REDUCE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    GPUKIT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     g_sms = prop.multiProcessorCount;
     std::printf("GPU: %s, %d SMs\n", prop.name, g_sms);
     cudaStream_t stream;
-    REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    GPUKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const std::int64_t max_n = std::int64_t{1} << 22;
     const experiments::uniform_floats input = experiments::make_uniform_floats(max_n, 7, stream);
-    const reduce::device_buffer<float>& x = input.device;
+    const gpukit::device_buffer<float>& x = input.device;
     const std::vector<float>& hx = input.host;
-    reduce::device_buffer<float> out(1);
-    reduce::device_buffer<unsigned long long> slots(4096);
-    reduce::device_buffer<unsigned> tickets(1);
-    REDUCE_CUDA_CHECK(cudaMemset(slots.data(), 0, 4096 * 8));
-    REDUCE_CUDA_CHECK(cudaMemset(tickets.data(), 0, 4));
+    gpukit::device_buffer<float> out(1);
+    gpukit::device_buffer<unsigned long long> slots(4096);
+    gpukit::device_buffer<unsigned> tickets(1);
+    GPUKIT_CUDA_CHECK(cudaMemset(slots.data(), 0, 4096 * 8));
+    GPUKIT_CUDA_CHECK(cudaMemset(tickets.data(), 0, 4));
     reduce::workspace ws;
 
     std::vector<variant> vs;
     void* cub_tmp = nullptr;
     std::size_t cub_bytes = 0;
-    REDUCE_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, cub_bytes, x.data(), out.data(), max_n, stream));
-    REDUCE_CUDA_CHECK(cudaMalloc(&cub_tmp, cub_bytes + 4096));
+    GPUKIT_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, cub_bytes, x.data(), out.data(), max_n, stream));
+    GPUKIT_CUDA_CHECK(cudaMalloc(&cub_tmp, cub_bytes + 4096));
     const std::size_t cub_cap = cub_bytes + 4096;
     vs.push_back({"CUB DeviceReduce::Sum", [&](const float* p, std::int64_t n, float* o, cudaStream_t s) {
                     std::size_t b = cub_cap;
-                    REDUCE_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, b, p, o, n, s));
+                    GPUKIT_CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp, b, p, o, n, s));
                   },
                   [](std::int64_t) { return std::int64_t{4096}; }});
     vs.push_back({"library default", [&](const float* p, std::int64_t n, float* o, cudaStream_t s) {
@@ -274,8 +274,8 @@ int main() {
                     cub_plain > 0 ? plain / cub_plain : 0.0, cub_graph > 0 ? graph / cub_graph : 0.0, check);
       }
     }
-    REDUCE_CUDA_CHECK(cudaFree(cub_tmp));
-    REDUCE_CUDA_CHECK(cudaStreamDestroy(stream));
+    GPUKIT_CUDA_CHECK(cudaFree(cub_tmp));
+    GPUKIT_CUDA_CHECK(cudaStreamDestroy(stream));
     std::printf("RESULT: %s\n", ok ? "all variants within bound and deterministic" : "FAIL");
     return ok ? 0 : 1;
   } catch (const std::exception& e) {

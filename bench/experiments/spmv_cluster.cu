@@ -30,10 +30,10 @@
 #include <string>
 #include <vector>
 
-#include "cuda_timer.hpp"
-#include "reduce/cuda/check.hpp"
+#include "gpukit/cuda_timer.hpp"
+#include "gpukit/cuda_check.hpp"
 #include "reduce/cuda/warp_reduce.cuh"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/generate.hpp"
 #include "sparse/spmv.hpp"
@@ -111,26 +111,26 @@ struct cluster_launch {
 template <class... Params, class... Args>
 void launch_cluster(void (*kernel)(Params...), int c, int smem, int grid, cudaStream_t s, Args... args) {
   const cluster_launch l(c, smem, grid, s);
-  REDUCE_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, static_cast<Params>(args)...));
+  GPUKIT_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, static_cast<Params>(args)...));
 }
 
 // Grid of as many clusters as fit at once (one block per SM with this much shared memory).
 template <class... Params>
 int cluster_grid(void (*kernel)(Params...), int c, int smem) {
-  REDUCE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  if (c > 8) REDUCE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  if (c > 8) GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   const cluster_launch l(c, smem, c, nullptr);
   int clusters = 0;
-  REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &l.cfg));
+  GPUKIT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &l.cfg));
   if (clusters < 1) throw std::runtime_error("no cluster of " + std::to_string(c) + " fits");
   return clusters * c;
 }
 
 template <int C, int S>
 void raw_dsmem(gpukit::cuda_timer& timer, cudaStream_t stream, std::int64_t n, float* out) {
-  reduce::device_buffer<int> idx(static_cast<std::size_t>(n));
+  gpukit::device_buffer<int> idx(static_cast<std::size_t>(n));
   fill_index_kernel<<<1024, 256, 0, stream>>>(idx.data(), n, std::int64_t{C} * S, 99);
-  REDUCE_CHECK_LAUNCH();
+  GPUKIT_CHECK_LAUNCH();
   const int smem = S * 4;
   auto* k = dsmem_gather_kernel<C, S>;
   const int grid = cluster_grid(k, C, smem);
@@ -145,25 +145,25 @@ void raw_gathers(cudaStream_t stream) {
   const std::int64_t n = std::int64_t{1} << 25;
   gpukit::cuda_timer timer(stream);
   int per_sm = 0, sms = 0, threads_per_sm = 0, dev = 0;
-  REDUCE_CUDA_CHECK(cudaGetDevice(&dev));
-  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-  REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, global_gather_kernel, kThreads, 0));
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&dev));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+  GPUKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, global_gather_kernel, kThreads, 0));
   // One sink value per thread (the sums are written so the gathers are not optimized away). Every grid
   // here is one wave of resident blocks, so at most threads_per_sm per SM.
-  reduce::device_buffer<float> out(static_cast<std::size_t>(sms) * static_cast<std::size_t>(threads_per_sm));
+  gpukit::device_buffer<float> out(static_cast<std::size_t>(sms) * static_cast<std::size_t>(threads_per_sm));
   {
     const std::int64_t range = 2000000;  // random16's x: 8 MB, L2-resident
-    reduce::device_buffer<int> idx(static_cast<std::size_t>(n));
-    reduce::device_buffer<float> x(static_cast<std::size_t>(range));
-    REDUCE_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, sizeof(float) * static_cast<std::size_t>(range), stream));
+    gpukit::device_buffer<int> idx(static_cast<std::size_t>(n));
+    gpukit::device_buffer<float> x(static_cast<std::size_t>(range));
+    GPUKIT_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, sizeof(float) * static_cast<std::size_t>(range), stream));
     fill_index_kernel<<<1024, 256, 0, stream>>>(idx.data(), n, range, 7);
-    REDUCE_CHECK_LAUNCH();
+    GPUKIT_CHECK_LAUNCH();
     const int grid = per_sm * sms;
     const auto* idx4 = reinterpret_cast<const int4*>(idx.data());
     const double us = timer.time([&] {
       global_gather_kernel<<<grid, kThreads, 0, stream>>>(idx4, n / 4, x.data(), out.data());
-      REDUCE_CHECK_LAUNCH();
+      GPUKIT_CHECK_LAUNCH();
     }, {3, 21}).median_us;
     std::printf("  global (L2), 8 MB array, grid %4d:                       %8.1f us  %6.1f G gathers/s\n", grid, us,
                 n / us / 1e3);
@@ -229,7 +229,7 @@ using variant = experiments::spmv_variant<V>;
 
 template <int C, int S, int W>
 variant cluster_variant(const sparse::csr_view<V, I>& a, const std::vector<I>& row_ptr, const std::vector<I>& col,
-                        const V* x, V* y, V* partial, std::vector<std::unique_ptr<reduce::device_buffer<std::uint16_t>>>& keep) {
+                        const V* x, V* y, V* partial, std::vector<std::unique_ptr<gpukit::device_buffer<std::uint16_t>>>& keep) {
   constexpr std::int64_t width = std::int64_t{C} * S;
   const int parts = static_cast<int>(std::max<std::int64_t>(1, (a.cols + width - 1) / width));
   std::vector<std::uint16_t> split(static_cast<std::size_t>(std::max(1, parts - 1)) * static_cast<std::size_t>(a.rows), 0);
@@ -243,8 +243,8 @@ variant cluster_variant(const sparse::csr_view<V, I>& a, const std::vector<I>& r
       split[static_cast<std::size_t>(p - 1) * static_cast<std::size_t>(a.rows) + static_cast<std::size_t>(r)] =
           static_cast<std::uint16_t>(std::lower_bound(b, e, static_cast<I>(p * width)) - b);
   }
-  keep.push_back(std::make_unique<reduce::device_buffer<std::uint16_t>>(split.size()));
-  REDUCE_CUDA_CHECK(cudaMemcpy(keep.back()->data(), split.data(), 2 * split.size(), cudaMemcpyHostToDevice));
+  keep.push_back(std::make_unique<gpukit::device_buffer<std::uint16_t>>(split.size()));
+  GPUKIT_CUDA_CHECK(cudaMemcpy(keep.back()->data(), split.data(), 2 * split.size(), cudaMemcpyHostToDevice));
   const std::uint16_t* sp = keep.back()->data();
   auto* k = spmv_cluster_kernel<C, S, W>;
   const int smem = S * 4;
@@ -260,8 +260,8 @@ bool run_class(const sparse::benchmark_matrix& m, cudaStream_t stream) {
   const auto& d = sm.d;
   const auto& a = sm.a;
   auto &x = sm.x, &y = sm.y, &y_peer = sm.y_peer;
-  reduce::device_buffer<V> partial(a.rows);
-  std::vector<std::unique_ptr<reduce::device_buffer<std::uint16_t>>> keep;
+  gpukit::device_buffer<V> partial(a.rows);
+  std::vector<std::unique_ptr<gpukit::device_buffer<std::uint16_t>>> keep;
   std::vector<variant> vs;
   sparse::spmv_plan<V, I> plan(d, sparse::spmv_algorithm::automatic);
   vs.push_back({"library automatic", [&](cudaStream_t s) { sparse::spmv(plan, V(1), x.data(), V(0), y.data(), s); }});

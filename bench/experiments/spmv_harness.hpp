@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "cuda_timer.hpp"
+#include "gpukit/cuda_timer.hpp"
 
-#include "reduce/cuda/check.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/generate.hpp"
 #include "sparse/spmv.hpp"
@@ -51,7 +51,7 @@ std::vector<V> fixed_random_x(std::int64_t n) {
 template <class V>
 std::vector<V> fetch(const V* d, std::int64_t n) {
   std::vector<V> h(static_cast<std::size_t>(n));
-  REDUCE_CUDA_CHECK(cudaMemcpy(h.data(), d, sizeof(V) * h.size(), cudaMemcpyDeviceToHost));
+  GPUKIT_CUDA_CHECK(cudaMemcpy(h.data(), d, sizeof(V) * h.size(), cudaMemcpyDeviceToHost));
   return h;
 }
 
@@ -72,7 +72,7 @@ struct peer_reference {
 template <class V, class I>
 peer_reference<V, I> run_peer(sparse::cusparse_spmv<V, I>& peer, V* d_y, std::int64_t rows, cudaStream_t stream) {
   peer.run(V(1), V(0), stream);
-  REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
   peer_reference<V, I> r;
   r.y = fetch(d_y, rows);
   for (V v : r.y) r.scale = std::max(r.scale, std::fabs(static_cast<double>(v)));
@@ -87,7 +87,7 @@ struct study_matrix {
   sparse::device_csr<V, I> d;
   sparse::csr_view<V, I> a;
   std::vector<V> hx;
-  reduce::device_buffer<V> x, y, y_peer;
+  gpukit::device_buffer<V> x, y, y_peer;
   explicit study_matrix(const sparse::benchmark_matrix& m)
       : host(sparse::generate<V, I>(m.params)), d(host), a(d.view()), hx(fixed_random_x<V>(a.cols)), x(hx),
         y(a.rows), y_peer(a.rows) {}
@@ -116,9 +116,9 @@ bool time_variants(const std::string& matrix, const sparse::csr_view<V, I>& a, s
   std::printf("  %-*s %9.1f us\n", width, "cuSPARSE ALG1", alg1);
   bool ok = true;
   for (const auto& v : vs) {
-    REDUCE_CUDA_CHECK(cudaMemsetAsync(y, 0xFF, sizeof(V) * static_cast<std::size_t>(a.rows), stream));
+    GPUKIT_CUDA_CHECK(cudaMemsetAsync(y, 0xFF, sizeof(V) * static_cast<std::size_t>(a.rows), stream));
     v.launch(stream);
-    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
     const std::vector<V> got = fetch(y, a.rows);
     double worst = 0;
     const bool close = ref.close(got, &worst);
@@ -138,16 +138,16 @@ int run_classes(const char* program, const std::vector<std::string>& classes, co
                 void (*before)(cudaStream_t) = nullptr) {
   try {
     cudaDeviceProp prop{};
-    REDUCE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    GPUKIT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     std::printf("GPU: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
     cudaStream_t stream;
-    REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    GPUKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     if (before) before(stream);
     bool ok = true;
     for (const auto& m : sparse::benchmark_matrices(false))
       for (const auto& c : classes)
         if (m.name == c) ok = run_class(m, stream) && ok;
-    REDUCE_CUDA_CHECK(cudaStreamDestroy(stream));
+    GPUKIT_CUDA_CHECK(cudaStreamDestroy(stream));
     std::printf("\nRESULT: %s\n", ok ? pass : "FAIL");
     return ok ? 0 : 1;
   } catch (const std::exception& e) {

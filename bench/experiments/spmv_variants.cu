@@ -27,9 +27,9 @@
 
 #include <cub/block/block_scan.cuh>
 
-#include "cuda_timer.hpp"
-#include "reduce/cuda/check.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/cuda_timer.hpp"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/generate.hpp"
 #include "sparse/spmv.hpp"
@@ -60,8 +60,8 @@ struct variant {
 
 int sm_count() {
   int d = 0, s = 0;
-  REDUCE_CUDA_CHECK(cudaGetDevice(&d));
-  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&s, cudaDevAttrMultiProcessorCount, d));
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&d));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&s, cudaDevAttrMultiProcessorCount, d));
   return s;
 }
 
@@ -76,7 +76,7 @@ variant vector_variant(const sparse::csr_view<V, I>& a, const V* x, V* y, bool r
   return {"vector W=" + std::to_string(W) + (Chunked ? " chunked" : "") + " entries=" + name_of(E) + " x=" + name_of(G),
           [=](cudaStream_t s) {
             sparse::detail::spmv_vector_kernel<W, Chunked, E, G><<<grid, 256, 0, s>>>(a, V(1), x, V(0), y);
-            REDUCE_CHECK_LAUNCH();
+            GPUKIT_CHECK_LAUNCH();
           },
           ref, "vector" + std::to_string(W) + (Chunked ? "c" : "")};
 }
@@ -88,7 +88,7 @@ variant vector_grid_variant(const sparse::csr_view<V, I>& a, const V* x, V* y, i
   return {"vector W=" + std::to_string(W) + " entries=" + name_of(E) + " grid " + std::to_string(per_sm) + " blocks/SM",
           [=](cudaStream_t s) {
             sparse::detail::spmv_vector_kernel<W, false, E, gather::ldg><<<grid, 256, 0, s>>>(a, V(1), x, V(0), y);
-            REDUCE_CHECK_LAUNCH();
+            GPUKIT_CHECK_LAUNCH();
           },
           false, "vector" + std::to_string(W)};
 }
@@ -100,7 +100,7 @@ variant block_grid_variant(const sparse::csr_view<V, I>& a, const V* x, V* y, in
   return {"block_per_row " + std::to_string(Threads) + " x=cg grid " + std::to_string(grid) + " (" + why + ")",
           [=](cudaStream_t s) {
             sparse::detail::spmv_block_per_row_kernel<Threads, gather::l2_only><<<grid, Threads, 0, s>>>(a, V(1), x, V(0), y);
-            REDUCE_CHECK_LAUNCH();
+            GPUKIT_CHECK_LAUNCH();
           },
           false, "block" + std::to_string(Threads)};
 }
@@ -111,7 +111,7 @@ variant block_variant(const sparse::csr_view<V, I>& a, const V* x, V* y, bool re
   return {std::string("block_per_row 128 x=") + name_of(G),
           [=](cudaStream_t s) {
             sparse::detail::spmv_block_per_row_kernel<128, G><<<grid, 128, 0, s>>>(a, V(1), x, V(0), y);
-            REDUCE_CHECK_LAUNCH();
+            GPUKIT_CHECK_LAUNCH();
           },
           ref, "block"};
 }
@@ -128,7 +128,7 @@ variant adaptive_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, 
                                                         sparse::detail::tile_threads, 0, s>>>(
                 a, V(1), x, V(0), y, st.tiles.data(), st.segments.data(), st.warp_rows.data(), partials,
                 st.split_rows.data(), const_cast<int*>(st.split_arrivals.data()));
-            REDUCE_CHECK_LAUNCH();
+            GPUKIT_CHECK_LAUNCH();
           },
           ref, "adaptive"};
 }
@@ -137,24 +137,24 @@ variant adaptive_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, 
 /// device buffers; the rows' sums do not depend on which tile holds them: bitwise the library's).
 struct owned_partition {
   sparse::detail::adaptive_partition part;
-  reduce::device_buffer<sparse::detail::spmv_tile> tiles;
-  reduce::device_buffer<sparse::detail::spmv_segment> segments;
-  reduce::device_buffer<std::int64_t> warp_rows;
-  reduce::device_buffer<sparse::detail::spmv_split_row> split_rows;
-  reduce::device_buffer<double> partials;
-  reduce::device_buffer<int> arrivals;
+  gpukit::device_buffer<sparse::detail::spmv_tile> tiles;
+  gpukit::device_buffer<sparse::detail::spmv_segment> segments;
+  gpukit::device_buffer<std::int64_t> warp_rows;
+  gpukit::device_buffer<sparse::detail::spmv_split_row> split_rows;
+  gpukit::device_buffer<double> partials;
+  gpukit::device_buffer<int> arrivals;
 };
 
 variant adaptive_order_variant(const sparse::csr_view<V, I>& a, const I* host_row_ptr, const V* x, V* y,
                                sparse::detail::warp_row_order order, const std::string& name) {
   auto o = std::make_shared<owned_partition>();
   o->part = sparse::detail::build_adaptive_partition(a.rows, host_row_ptr, order);
-  o->tiles = reduce::device_buffer<sparse::detail::spmv_tile>(o->part.tiles);
-  o->segments = reduce::device_buffer<sparse::detail::spmv_segment>(o->part.segments);
-  o->warp_rows = reduce::device_buffer<std::int64_t>(o->part.warp_rows);
-  o->split_rows = reduce::device_buffer<sparse::detail::spmv_split_row>(o->part.split_rows);
-  o->partials = reduce::device_buffer<double>(o->part.partial_slots);
-  o->arrivals = reduce::device_buffer<int>(static_cast<std::int64_t>(o->part.split_rows.size()));
+  o->tiles = gpukit::device_buffer<sparse::detail::spmv_tile>(o->part.tiles);
+  o->segments = gpukit::device_buffer<sparse::detail::spmv_segment>(o->part.segments);
+  o->warp_rows = gpukit::device_buffer<std::int64_t>(o->part.warp_rows);
+  o->split_rows = gpukit::device_buffer<sparse::detail::spmv_split_row>(o->part.split_rows);
+  o->partials = gpukit::device_buffer<double>(o->part.partial_slots);
+  o->arrivals = gpukit::device_buffer<int>(static_cast<std::int64_t>(o->part.split_rows.size()));
   if (!o->part.split_rows.empty()) o->arrivals.fill_bytes(0);
   return {"adaptive entries=once x=ldg, " + name,
           [=](cudaStream_t s) {
@@ -162,7 +162,7 @@ variant adaptive_order_variant(const sparse::csr_view<V, I>& a, const I* host_ro
                 <<<static_cast<unsigned>(o->part.tiles.size()), sparse::detail::tile_threads, 0, s>>>(
                     a, V(1), x, V(0), y, o->tiles.data(), o->segments.data(), o->warp_rows.data(),
                     reinterpret_cast<V*>(o->partials.data()), o->split_rows.data(), o->arrivals.data());
-            REDUCE_CHECK_LAUNCH();
+            GPUKIT_CHECK_LAUNCH();
           },
           false, "adaptive"};
 }
@@ -316,7 +316,7 @@ variant stencil_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, i
           [=, &st](cudaStream_t s) {
             stencil_variant_kernel<Scan, Unroll><<<grid, 256, 0, s>>>(a, st.stencil_rows.data(), st.stencil_table.data(),
                                                                      st.stencil_patterns, static_cast<int>(st.stencil_table.size()), x, y);
-            REDUCE_CHECK_LAUNCH();
+            GPUKIT_CHECK_LAUNCH();
           },
           false, "scalar"};
 }
@@ -386,7 +386,7 @@ variant stencil_staged_variant(const sparse::spmv_plan<V, I>& plan, const V* x, 
   int max_len = 0;
   {
     std::vector<std::int32_t> t(st.stencil_table.size());
-    REDUCE_CUDA_CHECK(cudaMemcpy(t.data(), st.stencil_table.data(), 4 * t.size(), cudaMemcpyDeviceToHost));
+    GPUKIT_CUDA_CHECK(cudaMemcpy(t.data(), st.stencil_table.data(), 4 * t.size(), cudaMemcpyDeviceToHost));
     for (int p = 0; p < st.stencil_patterns; ++p) max_len = std::max(max_len, t[static_cast<std::size_t>(p) + 1] - t[static_cast<std::size_t>(p)]);
   }
   const int smem = Threads * RPT * max_len * static_cast<int>(sizeof(V));
@@ -398,7 +398,7 @@ variant stencil_staged_variant(const sparse::spmv_plan<V, I>& plan, const V* x, 
             stencil_staged_kernel<Threads, RPT><<<grid, Threads, smem, s>>>(
                 a, st.stencil_rows.data(), st.stencil_table.data(), st.stencil_patterns,
                 static_cast<int>(st.stencil_table.size()), max_len, x, y);
-            REDUCE_CHECK_LAUNCH();
+            GPUKIT_CHECK_LAUNCH();
           },
           false, "scalar"};
 }
@@ -469,7 +469,7 @@ variant vector16_lockstep_variant(const sparse::csr_view<V, I>& a, const V* x, V
   return {"vector W=16, " + std::to_string(R) + " rows per half-warp in lockstep, " + std::to_string(per_sm) + " blocks/SM",
           [=](cudaStream_t s) {
             vector16_lockstep_kernel<R><<<grid, 256, 0, s>>>(a, x, y);
-            REDUCE_CHECK_LAUNCH();
+            GPUKIT_CHECK_LAUNCH();
           },
           false, "vector16"};
 }
@@ -478,36 +478,36 @@ std::vector<variant> laplace_variants(const sparse::csr_view<V, I>& a, const V* 
   std::vector<variant> vs;
   const int capped = grid_for(a.rows, 256);
   int resident = 0;
-  REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, sparse::detail::spmv_scalar_kernel<V, I>, 256, 0));
+  GPUKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, sparse::detail::spmv_scalar_kernel<V, I>, 256, 0));
   const int wave = std::min(capped, resident * sm_count());
   vs.push_back({"scalar (library: one wave, " + std::to_string(resident) + " blocks/SM)", [=](cudaStream_t s) {
                   sparse::detail::spmv_scalar_kernel<<<wave, 256, 0, s>>>(a, V(1), x, V(0), y);
-                  REDUCE_CHECK_LAUNCH();
+                  GPUKIT_CHECK_LAUNCH();
                 }, true, "scalar"});
   const int full = static_cast<int>((a.rows + 255) / 256);
   vs.push_back({"scalar, a thread per row (full grid)", [=](cudaStream_t s) {
                   sparse::detail::spmv_scalar_kernel<<<full, 256, 0, s>>>(a, V(1), x, V(0), y);
-                  REDUCE_CHECK_LAUNCH();
+                  GPUKIT_CHECK_LAUNCH();
                 }, false, "scalar"});
   vs.push_back({"scalar, 4 entries per load step + row_ptr prefetch", [=](cudaStream_t s) {
                   scalar_prefetch_kernel<<<capped, 256, 0, s>>>(a, x, y);
-                  REDUCE_CHECK_LAUNCH();
+                  GPUKIT_CHECK_LAUNCH();
                 }, false, "scalar"});
   for (int per_sm : {4, 6, 12, 16}) {
     const int g = static_cast<int>(std::min<std::int64_t>(full, std::int64_t{per_sm} * sm_count()));
     vs.push_back({"scalar, grid " + std::to_string(per_sm) + " blocks/SM" + (per_sm == 16 ? " (before)" : ""), [=](cudaStream_t s) {
                     sparse::detail::spmv_scalar_kernel<<<g, 256, 0, s>>>(a, V(1), x, V(0), y);
-                    REDUCE_CHECK_LAUNCH();
+                    GPUKIT_CHECK_LAUNCH();
                   }, false, "scalar"});
   }
   const int g2 = grid_for((a.rows + 1) / 2, 256), g4 = grid_for((a.rows + 3) / 4, 256);
   vs.push_back({"scalar, 2 rows per thread in lockstep", [=](cudaStream_t s) {
                   scalar_lockstep_kernel<2><<<g2, 256, 0, s>>>(a, x, y);
-                  REDUCE_CHECK_LAUNCH();
+                  GPUKIT_CHECK_LAUNCH();
                 }, false, "scalar"});
   vs.push_back({"scalar, 4 rows per thread in lockstep", [=](cudaStream_t s) {
                   scalar_lockstep_kernel<4><<<g4, 256, 0, s>>>(a, x, y);
-                  REDUCE_CHECK_LAUNCH();
+                  GPUKIT_CHECK_LAUNCH();
                 }, false, "scalar"});
   vs.push_back(vector_variant<2, false, entry_load::cached, gather::ldg>(a, x, y, true));
   return vs;
@@ -518,8 +518,8 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
   sparse::device_csr<V, I> d(host);
   const auto a = d.view();
   const std::vector<V> hx = experiments::fixed_random_x<V>(a.cols);
-  reduce::device_buffer<V> x(hx.size()), y(static_cast<std::size_t>(a.rows)), y_peer(static_cast<std::size_t>(a.rows));
-  REDUCE_CUDA_CHECK(cudaMemcpy(x.data(), hx.data(), sizeof(V) * hx.size(), cudaMemcpyHostToDevice));
+  gpukit::device_buffer<V> x(hx.size()), y(static_cast<std::size_t>(a.rows)), y_peer(static_cast<std::size_t>(a.rows));
+  GPUKIT_CUDA_CHECK(cudaMemcpy(x.data(), hx.data(), sizeof(V) * hx.size(), cudaMemcpyHostToDevice));
   const std::int64_t bytes = a.nnz * static_cast<std::int64_t>(sizeof(V) + sizeof(I)) + (a.rows + 1) * 4 +
                              a.cols * 4 + a.rows * 4;
 
@@ -534,7 +534,7 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
       const V* xp = x.data();
       vs.push_back({"vector W=4 staged (coalesced entries, smem)", [=](cudaStream_t s) {
                       vector4_staged_kernel<256><<<grid, 256, 0, s>>>(av, xp, yp);
-                      REDUCE_CHECK_LAUNCH();
+                      GPUKIT_CHECK_LAUNCH();
                     }, false, "vector4"});
     }
     vs.push_back(vector_grid_variant<4, entry_load::cached>(a, x.data(), y.data(), 8));
@@ -623,9 +623,9 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
   }
   for (int round = 0; round < (once ? 1 : 2); ++round) {
     for (auto& v : vs) {
-      REDUCE_CUDA_CHECK(cudaMemsetAsync(y.data(), 0xFF, sizeof(V) * static_cast<std::size_t>(a.rows), stream));  // NaN poison
+      GPUKIT_CUDA_CHECK(cudaMemsetAsync(y.data(), 0xFF, sizeof(V) * static_cast<std::size_t>(a.rows), stream));  // NaN poison
       v.launch(stream);
-      REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+      GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
       const auto got = experiments::fetch(y.data(), a.rows);
       auto& ref = ref_bits[v.family];
       if (ref.empty()) ref = got;  // the family's first variant (the library's choice comes first)

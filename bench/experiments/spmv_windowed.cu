@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
-#include "cuda_timer.hpp"
-#include "reduce/cuda/check.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/cuda_timer.hpp"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/generate.hpp"
 #include "sparse/spmv.hpp"
@@ -108,10 +108,10 @@ using variant = experiments::spmv_variant<V>;
 
 // The windowed layout for `warps` warps and windows of 2^wbits columns.
 struct windowed_matrix {
-  std::unique_ptr<reduce::device_buffer<std::uint32_t>> packed;
-  std::unique_ptr<reduce::device_buffer<V>> val;
-  std::unique_ptr<reduce::device_buffer<std::int64_t>> warp_begin;
-  std::unique_ptr<reduce::device_buffer<int>> warp_row0;
+  std::unique_ptr<gpukit::device_buffer<std::uint32_t>> packed;
+  std::unique_ptr<gpukit::device_buffer<V>> val;
+  std::unique_ptr<gpukit::device_buffer<std::int64_t>> warp_begin;
+  std::unique_ptr<gpukit::device_buffer<int>> warp_row0;
   int max_block_rows = 0;
   std::int64_t padding = 0;  // entries added by the conflict-free grouping
 };
@@ -217,8 +217,8 @@ windowed_matrix build_windowed(const sparse::host_csr<V, I>& h, int warps, int w
     out.max_block_rows = std::max(out.max_block_rows, row0[static_cast<std::size_t>(std::min(g + wpb, warps))] - row0[static_cast<std::size_t>(g)]);
   auto up = [](auto& dst, const auto& src) {
     using T = typename std::decay_t<decltype(src)>::value_type;
-    dst = std::make_unique<reduce::device_buffer<T>>(src.size());
-    REDUCE_CUDA_CHECK(cudaMemcpy(dst->data(), src.data(), sizeof(T) * src.size(), cudaMemcpyHostToDevice));
+    dst = std::make_unique<gpukit::device_buffer<T>>(src.size());
+    GPUKIT_CUDA_CHECK(cudaMemcpy(dst->data(), src.data(), sizeof(T) * src.size(), cudaMemcpyHostToDevice));
   };
   up(out.packed, packed);
   up(out.val, val);
@@ -231,7 +231,7 @@ template <int U, bool Stream, bool Free>
 variant windowed_variant(const sparse::host_csr<V, I>& h, int threads, int blocks_per_sm, int wbits, const V* x, V* y,
                          std::vector<std::shared_ptr<windowed_matrix>>& keep, const std::vector<V>* scalar_y) {
   cudaDeviceProp prop{};
-  REDUCE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  GPUKIT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int wpb = threads / 32;
   const int blocks = prop.multiProcessorCount * blocks_per_sm;
   const int warps = blocks * wpb;
@@ -239,13 +239,13 @@ variant windowed_variant(const sparse::host_csr<V, I>& h, int threads, int block
   keep.push_back(m);
   auto* k = spmv_windowed_kernel<U, Stream, Free>;
   const int smem = static_cast<int>(sizeof(V)) * m->max_block_rows;
-  REDUCE_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 << 10));
+  GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 << 10));
   const int per_sm = blocks_per_sm * (smem + 1024);
   const int carve = std::min(100, (per_sm * 100 + static_cast<int>(prop.sharedMemPerMultiprocessor) - 1) /
                                       static_cast<int>(prop.sharedMemPerMultiprocessor));
-  REDUCE_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
+  GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
   int fit = 0;
-  REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, k, threads, static_cast<std::size_t>(smem)));
+  GPUKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, k, threads, static_cast<std::size_t>(smem)));
   const std::uint32_t* pk = m->packed->data();
   const V* vl = m->val->data();
   const std::int64_t* wb = m->warp_begin->data();
@@ -259,9 +259,9 @@ variant windowed_variant(const sparse::host_csr<V, I>& h, int threads, int block
                 grouping, Stream ? "ldcs" : "ldg", blocks_per_sm, threads, fit, smem >> 10);
   return {name, [=](cudaStream_t s) {
             // The attributes are the kernel's, shared by every variant of this instance: set them per launch.
-            REDUCE_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
+            GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
             k<<<blocks, threads, static_cast<std::size_t>(smem), s>>>(pk, vl, wb, wr, warps, x, y);
-            REDUCE_CUDA_CHECK(cudaGetLastError());
+            GPUKIT_CUDA_CHECK(cudaGetLastError());
           }, scalar_y};
 }
 
@@ -301,11 +301,11 @@ bool run_pieces(const sparse::benchmark_matrix& m, cudaStream_t stream, int piec
   const sparse::host_csr<V, I> cut(pieces, h.cols(), ptr, cols, vals);
   const sparse::device_csr<V, I> dcut(cut);
   const sparse::spmv_plan<V, I> plan(dcut, sparse::spmv_algorithm::windowed);
-  reduce::device_buffer<V> y_pieces(pieces);
+  gpukit::device_buffer<V> y_pieces(pieces);
   sparse::cusparse_spmv<V, I> peer(sm.a, sparse::cusparse_algorithm::alg1, sm.x.data(), sm.y_peer.data(), V(1), V(0), stream);
   const auto ref = experiments::run_peer(peer, sm.y_peer.data(), sm.a.rows, stream);
   sparse::spmv(plan, V(1), sm.x.data(), V(0), y_pieces.data(), stream);
-  REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
   const std::vector<V> yp = experiments::fetch(y_pieces.data(), pieces);
   std::vector<V> y(static_cast<std::size_t>(h.rows()), V(0));
   for (std::int64_t r = 0; r < h.rows(); ++r)
@@ -336,12 +336,12 @@ bool run_class(const sparse::benchmark_matrix& m, cudaStream_t stream) {
   const auto& a = sm.a;
   const auto& hx = sm.hx;
   auto &x = sm.x, &y = sm.y, &y_peer = sm.y_peer;
-  reduce::device_buffer<V> y_scalar(a.rows);
+  gpukit::device_buffer<V> y_scalar(a.rows);
   // The library's scalar result, which every windowed form must equal bit for bit; first checked
   // against scalar's order on the host (each row's fused multiply-adds in column order).
   sparse::spmv_plan<V, I> scalar(d, sparse::spmv_algorithm::scalar);
   sparse::spmv(scalar, V(1), x.data(), V(0), y_scalar.data(), stream);
-  REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
   const std::vector<V> ys = experiments::fetch(y_scalar.data(), a.rows);
   std::size_t differ = 0;
   for (std::int64_t r = 0; r < a.rows; ++r) {

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "reduce/cuda/check.hpp"
+#include "gpukit/cuda_check.hpp"
 
 namespace experiments {
 
@@ -43,11 +43,11 @@ const char* check_float_sum(Run&& run, float* d_out, cudaStream_t stream, std::i
   float first = 0;
   bool stable = true;
   for (int rep = 0; rep < runs; ++rep) {
-    REDUCE_CUDA_CHECK(cudaMemsetAsync(d_out, 0xFF, sizeof(float), stream));
+    GPUKIT_CUDA_CHECK(cudaMemsetAsync(d_out, 0xFF, sizeof(float), stream));
     run();
     float got = 0;
-    REDUCE_CUDA_CHECK(cudaMemcpyAsync(&got, d_out, sizeof(float), cudaMemcpyDeviceToHost, stream));
-    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    GPUKIT_CUDA_CHECK(cudaMemcpyAsync(&got, d_out, sizeof(float), cudaMemcpyDeviceToHost, stream));
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (rep == 0) first = got;
     else if (std::memcmp(&got, &first, sizeof(float)) != 0) stable = false;
   }

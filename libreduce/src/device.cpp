@@ -3,12 +3,11 @@
 
 #include <cuda_runtime_api.h>
 
-#include <iostream>
 #include <stdexcept>
 #include <string>
 
-#include "reduce/cuda/check.hpp"
-#include "reduce/error.hpp"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/error.hpp"
 
 namespace reduce {
 namespace {
@@ -48,11 +47,11 @@ bool cuda_device_available() { return probe().available; }
 std::string cuda_unavailable_reason() { return probe().reason; }
 
 std::string cuda_device_description() {
-  if (!cuda_device_available()) throw no_cuda_device(cuda_unavailable_reason());
+  if (!cuda_device_available()) throw gpukit::no_cuda_device(cuda_unavailable_reason());
   int device = 0;
-  REDUCE_CUDA_CHECK(cudaGetDevice(&device));
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
   cudaDeviceProp prop{};
-  REDUCE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  GPUKIT_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
          std::to_string(prop.multiProcessorCount) + " SMs)";
 }
@@ -63,41 +62,15 @@ backend select_backend(device_choice choice) {
       return backend::cpu;
     case device_choice::cuda:
       if (!cuda_device_available())
-        throw no_cuda_device("--device cuda was requested but " + cuda_unavailable_reason());
+        throw gpukit::no_cuda_device("--device cuda was requested but " + cuda_unavailable_reason());
       return backend::cuda;
     case device_choice::automatic:
       break;
   }
-  if (cuda_device_available()) return backend::cuda;
-  std::cerr << "note: " << cuda_unavailable_reason() << "; running on the CPU backend\n";
-  return backend::cpu;
+  return cuda_device_available() ? backend::cuda : backend::cpu;
 }
 
 const char* to_string(backend b) { return b == backend::cuda ? "cuda" : "cpu"; }
 
-namespace detail {
-void* device_allocate(std::size_t bytes) {
-  if (bytes == 0) return nullptr;
-  void* p = nullptr;
-  REDUCE_CUDA_CHECK(cudaMalloc(&p, bytes));
-  return p;
-}
-void device_free(void* p) noexcept {
-  if (p) (void)cudaFree(p);
-}
-void copy_to_device(void* dst, const void* src, std::size_t bytes) {
-  if (bytes) REDUCE_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
-}
-void copy_to_host(void* dst, const void* src, std::size_t bytes) {
-  if (bytes) REDUCE_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
-}
-void copy_device_to_device(void* dst, const void* src, std::size_t bytes) {
-  if (bytes) REDUCE_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
-}
-void fill_bytes(void* dst, int byte, std::size_t bytes) {
-  if (bytes) REDUCE_CUDA_CHECK(cudaMemset(dst, byte, bytes));
-}
-void synchronize() { REDUCE_CUDA_CHECK(cudaDeviceSynchronize()); }
-}  // namespace detail
 
 }  // namespace reduce

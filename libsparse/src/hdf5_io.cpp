@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "file_util.hpp"
-#include "sparse/hdf5_handle.hpp"
+#include "gpukit/hdf5_handle.hpp"
 
 namespace sparse {
 namespace {
 
-using hdf5::handle;
-using quiet_hdf5 = hdf5::quiet_errors;
+using gpukit::hdf5::handle;
+using quiet_hdf5 = gpukit::hdf5::quiet_errors;
 
 template <class T>
 hid_t native_type() {

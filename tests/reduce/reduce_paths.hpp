@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "reduce/reduce.hpp"
 #include "test_support.hpp"
 
@@ -33,9 +33,9 @@ template <class Out, class T, class Ref, class Host, class Dev, class Ws>
 Out run_path(path p, const std::vector<T>& x, Ref ref, Host host, Dev dev, Ws ws_call) {
   const auto n = static_cast<std::int64_t>(x.size());
   if (p == path::reference) return ref(x.data(), n);
-  reduce::device_buffer<T> d(x);
+  gpukit::device_buffer<T> d(x);
   if (p == path::cuda_host_result) return host(d.data(), n);
-  reduce::device_buffer<Out> out(1);
+  gpukit::device_buffer<Out> out(1);
   out.fill_bytes(poison_byte);
   if (p == path::cuda_workspace) {
     reduce::workspace ws;

@@ -5,10 +5,10 @@
 
 #include "oracle.hpp"
 #include "reduce/cuda/block_reduce.cuh"
-#include "reduce/cuda/check.hpp"
+#include "gpukit/cuda_check.hpp"
 #include "reduce/cuda/device_reduce.cuh"
 #include "reduce/cuda/warp_reduce.cuh"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -45,12 +45,12 @@ __global__ void block_kernel(const std::int64_t* in, std::int64_t* out) {
 template <int Width>
 void check_warp_width() {
   const auto x = test::random_vector<std::int64_t>(32, -1000, 1000, 1700 + Width);
-  reduce::device_buffer<std::int64_t> d(x), all(32), first(32);
+  gpukit::device_buffer<std::int64_t> d(x), all(32), first(32);
   for (int valid : {1, Width}) {
     all.fill_bytes(test::poison_byte);
     first.fill_bytes(test::poison_byte);
     warp_kernel<Width><<<1, 32>>>(d.data(), all.data(), first.data(), valid);
-    REDUCE_CHECK_LAUNCH();
+    GPUKIT_CHECK_LAUNCH();
     const auto a = all.download(), f = first.download();
     for (int g = 0; g < 32 / Width; ++g) {
       std::int64_t s = 0, sv = 0;
@@ -67,10 +67,10 @@ void check_warp_width() {
 template <int Threads>
 void check_block() {
   const auto x = test::random_vector<std::int64_t>(Threads, -1000, 1000, 1800 + Threads);
-  reduce::device_buffer<std::int64_t> d(x), out(Threads + 1);
+  gpukit::device_buffer<std::int64_t> d(x), out(Threads + 1);
   out.fill_bytes(test::poison_byte);
   block_kernel<Threads><<<1, Threads>>>(d.data(), out.data());
-  REDUCE_CHECK_LAUNCH();
+  GPUKIT_CHECK_LAUNCH();
   const auto o = out.download();
   std::int64_t s = 0, m = x[0];
   for (auto v : x) {
@@ -116,10 +116,10 @@ GPU_TEST_CASE(generic_reduce_transform_and_count_match_host_loops) {
       max_abs = std::max(max_abs, absolute{}(v));
       above += v > 0.5f;
     }
-    reduce::device_buffer<std::uint32_t> du(u), du_out(1);
-    reduce::device_buffer<float> df(f);
-    reduce::device_buffer<double> dd_out(1);
-    reduce::device_buffer<std::int64_t> dc_out(1);
+    gpukit::device_buffer<std::uint32_t> du(u), du_out(1);
+    gpukit::device_buffer<float> df(f);
+    gpukit::device_buffer<double> dd_out(1);
+    gpukit::device_buffer<std::int64_t> dc_out(1);
     reduce::workspace ws;
     BOOST_TEST_CONTEXT("n = " << n) {
       du_out.fill_bytes(test::poison_byte);
@@ -144,8 +144,8 @@ GPU_TEST_CASE(generic_segmented_reduce_matches_host_loops) {
   for (auto l : lengths) off.push_back(off.back() + l);
   off.back() += 0;
   const auto u = test::random_vector<std::uint32_t>(off.back(), 0, 0xffffffffu, 2001);
-  reduce::device_buffer<std::uint32_t> du(u), dout(static_cast<std::int64_t>(lengths.size()));
-  reduce::device_buffer<std::int64_t> doff(off);
+  gpukit::device_buffer<std::uint32_t> du(u), dout(static_cast<std::int64_t>(lengths.size()));
+  gpukit::device_buffer<std::int64_t> doff(off);
   dout.fill_bytes(test::poison_byte);
   reduce::device::segmented_reduce(du.data(), doff.data(), static_cast<std::int64_t>(lengths.size()), bit_or{}, 0u,
                                    dout.data());

@@ -318,8 +318,8 @@ GPU_TEST_CASE_TEMPLATE(cuda_reproducible_sum_is_bitwise_identical_across_launch_
     for (bool cancelling : {false, true}) {
       const std::vector<T> x = cancelling ? cancelling_input<T>(n / 3 + 1, ++stream, exact)
                                           : test::random_vector<T>(n, T(-1), T(1), ++stream);
-      reduce::device_buffer<T> d(x);
-      reduce::device_buffer<T> out(1);
+      gpukit::device_buffer<T> d(x);
+      gpukit::device_buffer<T> out(1);
       const T expected = reduce::reference::reproducible_sum(x.data(), static_cast<std::int64_t>(x.size()));
       for (const auto& s : shapes) {
         out.fill_bytes(test::poison_byte);
@@ -362,9 +362,9 @@ GPU_TEST_CASE_TEMPLATE(cuda_sums_follow_ieee_for_nan_and_inf, T, float_types) {
 // a sum followed by a reproducible sum on the same workspace read garbage limbs.
 GPU_TEST_CASE(cuda_one_workspace_serves_every_kind_of_call) {
   const std::vector<double> x = test::random_vector<double>(1000003, -1, 1, 1250);
-  reduce::device_buffer<double> d(x);
-  reduce::device_buffer<double> out(1);
-  reduce::device_buffer<reduce::value_index<double>> arg(1);
+  gpukit::device_buffer<double> d(x);
+  gpukit::device_buffer<double> out(1);
+  gpukit::device_buffer<reduce::value_index<double>> arg(1);
   reduce::workspace ws;
   const double expected = reduce::reference::reproducible_sum(x.data(), d.size());
   for (int round = 0; round < 3; ++round) {
@@ -379,8 +379,8 @@ GPU_TEST_CASE(cuda_one_workspace_serves_every_kind_of_call) {
 
 GPU_TEST_CASE(cuda_float_sum_is_bitwise_deterministic_with_workspace) {
   const std::vector<float> x = test::random_vector<float>((1 << 24) + 5, -1.f, 1.f, 1200);
-  reduce::device_buffer<float> d(x);
-  reduce::device_buffer<float> out(1);
+  gpukit::device_buffer<float> d(x);
+  gpukit::device_buffer<float> out(1);
   reduce::workspace ws;
   reduce::sum(d.data(), d.size(), out.data(), ws);
   const float first = out.download()[0];
@@ -396,8 +396,8 @@ GPU_TEST_CASE(cuda_sum_with_forced_launch_shapes_within_bound) {
   const std::vector<reduce::detail::launch_config> shapes = {{1, 128}, {3, 256}, {1000, 512}, {4096, 256}};
   for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{4097}, std::int64_t{1000003}}) {
     const std::vector<double> x = test::random_vector<double>(n, -1, 1, 1300 + static_cast<std::uint64_t>(n));
-    reduce::device_buffer<double> d(x);
-    reduce::device_buffer<double> out(1);
+    gpukit::device_buffer<double> d(x);
+    gpukit::device_buffer<double> out(1);
     const auto o = test::oracle::sum(x);
     for (const auto& s : shapes) {
       out.fill_bytes(test::poison_byte);
@@ -419,7 +419,7 @@ GPU_TEST_CASE(cuda_sum_with_forced_launch_shapes_within_bound) {
 template <class T>
 void check_misaligned(test::path p) {
   const std::vector<T> x = test::random_vector<T>(100003, T(-1), T(1), 1400);
-  reduce::device_buffer<T> d(p == test::path::reference ? std::vector<T>{} : x);
+  gpukit::device_buffer<T> d(p == test::path::reference ? std::vector<T>{} : x);
   for (std::int64_t off : {1, 2, 3}) {
     for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}, std::int64_t{5}, std::int64_t{4096},
                            std::int64_t{4097}, std::int64_t{16384}, std::int64_t{100000}}) {
@@ -455,7 +455,7 @@ GPU_TEST_CASE_TEMPLATE(cuda_misaligned_views_match_oracle, T, float_types) {
 /// A pointer that is not a multiple of its element's alignment (not a valid T*) is refused with
 /// std::invalid_argument, never loaded as 16-byte vectors.
 GPU_TEST_CASE_TEMPLATE(cuda_pointer_not_aligned_to_its_type_is_refused, T, float_types) {
-  reduce::device_buffer<T> d(std::vector<T>(64, T(1)));
+  gpukit::device_buffer<T> d(std::vector<T>(64, T(1)));
   const T* bad = reinterpret_cast<const T*>(reinterpret_cast<const char*>(d.data()) + 1);
   BOOST_CHECK_THROW(reduce::sum(bad, 16), std::invalid_argument);
   BOOST_CHECK_THROW(reduce::dot(d.data(), bad, 16), std::invalid_argument);

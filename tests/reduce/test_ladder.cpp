@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "oracle.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "reduce/ladder.hpp"
 #include "test_support.hpp"
 
@@ -36,8 +36,8 @@ std::int64_t largest_hostile_size() {
 // Runs `kernel` twice on the same workspace (the second call checks that the single-pass counter was
 // re-armed and that the atomic rungs restart from zero), poisoning the output before each call.
 template <class T>
-std::vector<T> run_twice(reduce::ladder_kernel kernel, const reduce::device_buffer<T>& x, reduce::ladder_workspace& ws) {
-  reduce::device_buffer<T> out(1);
+std::vector<T> run_twice(reduce::ladder_kernel kernel, const gpukit::device_buffer<T>& x, reduce::ladder_workspace& ws) {
+  gpukit::device_buffer<T> out(1);
   std::vector<T> results;
   for (int call = 0; call < 2; ++call) {
     out.fill_bytes(test::poison_byte);
@@ -73,7 +73,7 @@ GPU_TEST_CASE_TEMPLATE(every_rung_matches_oracle_at_every_hostile_size, T, ladde
   std::uint64_t stream = 100;
   for (std::int64_t n : test::hostile_sizes()) {
     const std::vector<T> x = ladder_input<T>(n, ++stream);
-    const reduce::device_buffer<T> d(x);
+    const gpukit::device_buffer<T> d(x);
     for (reduce::ladder_kernel k : reduce::all_ladder_kernels()) {
       BOOST_TEST_CONTEXT("rung " << reduce::to_string(k) << ", n = " << n) {
         const std::vector<T> got = run_twice(k, d, ws);
@@ -91,7 +91,7 @@ GPU_TEST_CASE(int32_rungs_wrap_modulo_2_32) {
   const std::int64_t n = 100003;
   const auto x = test::random_vector<std::int32_t>(n, std::numeric_limits<std::int32_t>::min(),
                                                    std::numeric_limits<std::int32_t>::max(), 77);
-  const reduce::device_buffer<std::int32_t> d(x);
+  const gpukit::device_buffer<std::int32_t> d(x);
   reduce::ladder_workspace ws(n);
   const std::int32_t expected = test::oracle::wrapped_sum(x);
   for (reduce::ladder_kernel k : reduce::all_ladder_kernels()) {
@@ -104,7 +104,7 @@ GPU_TEST_CASE_TEMPLATE(serial_rung_is_bitwise_its_cpu_twin, T, ladder_types) {
   reduce::ladder_workspace ws(100000);
   for (std::int64_t n : {std::int64_t{1}, std::int64_t{33}, std::int64_t{4097}, std::int64_t{100000}}) {
     const std::vector<T> x = ladder_input<T>(n, 500 + static_cast<std::uint64_t>(n));
-    const reduce::device_buffer<T> d(x);
+    const gpukit::device_buffer<T> d(x);
     BOOST_TEST_CONTEXT("n = " << n) {
       BOOST_TEST(run_twice(reduce::ladder_kernel::serial, d, ws)[0] == reduce::reference::ladder_serial_sum(x.data(), n));
     }
@@ -113,7 +113,7 @@ GPU_TEST_CASE_TEMPLATE(serial_rung_is_bitwise_its_cpu_twin, T, ladder_types) {
 
 GPU_TEST_CASE(bad_sizes_are_rejected) {
   reduce::ladder_workspace ws(1000);
-  reduce::device_buffer<float> x(1001), out(1);
+  gpukit::device_buffer<float> x(1001), out(1);
   BOOST_CHECK_THROW(reduce::ladder_sum(reduce::ladder_kernel::shuffle, x.data(), 1001, out.data(), ws),
                     std::invalid_argument);
   BOOST_CHECK_THROW(reduce::ladder_sum(reduce::ladder_kernel::shuffle, x.data(), -1, out.data(), ws),

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "reduce/reduce.hpp"
 #include "test_support.hpp"
 
@@ -57,9 +57,9 @@ BOOST_AUTO_TEST_SUITE(large)
 
 BOOST_AUTO_TEST_CASE(cuda_more_than_2_pow_31_elements,
                      *boost::unit_test::label("gpu") * boost::unit_test::precondition(device_memory_for_big)) {
-  reduce::device_buffer<std::uint32_t> d(big_n);
+  gpukit::device_buffer<std::uint32_t> d(big_n);
   d.fill_bytes(0x01);
-  reduce::detail::copy_to_device(d.data() + marked, &mark_u, sizeof mark_u);
+  gpukit::copy_to_device(d.data() + marked, &mark_u, sizeof mark_u);
   BOOST_TEST(reduce::sum(d.data(), big_n) == expected_wrapped_sum());  // exact modulo 2^32
   const auto hi = reduce::argmax(d.data(), big_n);
   BOOST_TEST(hi.value == mark_u);

@@ -111,9 +111,9 @@ template <class T>
 T run_dot(test::path p, const std::vector<T>& x, const std::vector<T>& y, std::int64_t y_offset = 0) {
   const auto n = static_cast<std::int64_t>(x.size());
   if (p == test::path::reference) return reduce::reference::dot(x.data(), y.data() + y_offset, n);
-  reduce::device_buffer<T> dx(x), dy(y);
+  gpukit::device_buffer<T> dx(x), dy(y);
   if (p == test::path::cuda_host_result) return reduce::dot(dx.data(), dy.data() + y_offset, n);
-  reduce::device_buffer<T> out(1);
+  gpukit::device_buffer<T> out(1);
   out.fill_bytes(test::poison_byte);
   if (p == test::path::cuda_workspace) {
     reduce::workspace ws;

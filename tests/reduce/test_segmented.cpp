@@ -67,8 +67,8 @@ std::vector<T> run_segmented(test::path p, seg_op op, const std::vector<T>& x, c
     if (op == seg_op::max) reduce::reference::segmented_max(x.data(), off.data(), segs, out.data());
     return out;
   }
-  reduce::device_buffer<T> d(x), d_out(out);
-  reduce::device_buffer<std::int64_t> d_off(off);
+  gpukit::device_buffer<T> d(x), d_out(out);
+  gpukit::device_buffer<std::int64_t> d_off(off);
   if (p == test::path::cuda_workspace) {
     reduce::workspace ws(reduce::workspace::segmented_bytes(segs));
     for (int twice = 0; twice < 2; ++twice) {  // the workspace must be reusable
@@ -151,7 +151,7 @@ GPU_TEST_CASE(cuda_segmented_workspace_serves_alternating_layouts) {
     for (const auto& l : all) {
       const auto segs = static_cast<std::int64_t>(l.offsets.size()) - 1;
       const std::vector<std::int64_t> x = values<std::int64_t>(l.offsets.back(), ++stream);
-      reduce::device_buffer<std::int64_t> d(x), d_off(l.offsets), d_out(std::max<std::int64_t>(segs, 1));
+      gpukit::device_buffer<std::int64_t> d(x), d_off(l.offsets), d_out(std::max<std::int64_t>(segs, 1));
       d_out.fill_bytes(test::poison_byte);
       reduce::segmented_max(d.data(), d_off.data(), segs, d_out.data(), ws);
       const auto got = d_out.download();
@@ -169,10 +169,10 @@ GPU_TEST_CASE(cuda_segmented_workspace_serves_alternating_layouts) {
 }
 
 GPU_TEST_CASE(cuda_segmented_rejects_a_small_workspace) {
-  reduce::device_buffer<float> x(std::vector<float>(100, 1.f));
+  gpukit::device_buffer<float> x(std::vector<float>(100, 1.f));
   std::vector<std::int64_t> off(100001, 0);
-  reduce::device_buffer<std::int64_t> d_off(off);
-  reduce::device_buffer<float> out(100000);
+  gpukit::device_buffer<std::int64_t> d_off(off);
+  gpukit::device_buffer<float> out(100000);
   reduce::workspace ws;  // default size: too small for 100000 segments
   BOOST_CHECK_THROW(reduce::segmented_sum(x.data(), d_off.data(), 100000, out.data(), ws), std::invalid_argument);
   ws.reserve(reduce::workspace::segmented_bytes(100000));

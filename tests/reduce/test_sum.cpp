@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "oracle.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "reduce/reduce.hpp"
 #include "test_support.hpp"
 
@@ -27,9 +27,9 @@ template <class T>
 T run_sum(path p, const std::vector<T>& x) {
   const auto n = static_cast<std::int64_t>(x.size());
   if (p == path::reference) return reduce::reference::sum(x.data(), n);
-  reduce::device_buffer<T> d(x);
+  gpukit::device_buffer<T> d(x);
   if (p == path::cuda_host_result) return reduce::sum(d.data(), n);
-  reduce::device_buffer<T> out(1);
+  gpukit::device_buffer<T> out(1);
   out.fill_bytes(test::poison_byte);
   if (p == path::cuda_workspace) {
     reduce::workspace ws;
@@ -77,7 +77,7 @@ GPU_TEST_CASE_TEMPLATE(cuda_matches_oracle, T, all_types) {
 
 GPU_TEST_CASE(cuda_float_sum_is_run_to_run_deterministic) {
   const std::vector<float> x = test::random_vector<float>((1 << 22) + 3, -1.f, 1.f, 7);
-  reduce::device_buffer<float> d(x);
+  gpukit::device_buffer<float> d(x);
   const float first = reduce::sum(d.data(), d.size());
   for (int run = 0; run < 20; ++run) BOOST_TEST(reduce::sum(d.data(), d.size()) == first);
 }
@@ -95,7 +95,7 @@ BOOST_AUTO_TEST_CASE(cuda_without_device_is_reported,
                            if (!r) r.message() << "a CUDA device is present";
                            return r;
                          })) {
-  BOOST_CHECK_THROW(reduce::select_backend(reduce::device_choice::cuda), reduce::no_cuda_device);
+  BOOST_CHECK_THROW(reduce::select_backend(reduce::device_choice::cuda), gpukit::no_cuda_device);
   BOOST_TEST((reduce::select_backend(reduce::device_choice::automatic) == reduce::backend::cpu));
   BOOST_TEST(!reduce::cuda_unavailable_reason().empty());
 }

@@ -217,7 +217,7 @@ CPU_TEST_CASE(expands_symmetric_skew_and_pattern) {
 }
 
 CPU_TEST_CASE(bundled_matrices_match_their_documented_properties) {
-  // From /work/shared/matrices/README.md (SuiteSparse): rows, cols, full nnz after symmetric expansion.
+  // From the SuiteSparse Matrix Collection records of each matrix (data/README.md): rows, cols, full nnz after symmetric expansion.
   struct expect { const char* file; int64_t rows, cols, nnz; };
   for (const expect& e : {expect{"494_bus.mtx", 494, 494, 1666}, expect{"west0479.mtx", 479, 479, 1910},
                           expect{"cage8.mtx", 1015, 1015, 11003}, expect{"jagmesh7.mtx", 1138, 1138, 7450},

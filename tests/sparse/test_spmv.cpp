@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "gpukit_paths.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/generate.hpp"
 #include "sparse/io.hpp"
@@ -212,7 +212,7 @@ std::vector<V> input_y(std::int64_t rows, double beta, std::uint64_t stream) {
 template <class V, class I>
 std::vector<V> gpu_run(const sparse::spmv_plan<V, I>& plan, V alpha, const std::vector<V>& x, V beta,
                        const std::vector<V>& y0) {
-  reduce::device_buffer<V> dx(x), dy(static_cast<std::int64_t>(y0.size()));
+  gpukit::device_buffer<V> dx(x), dy(static_cast<std::int64_t>(y0.size()));
   if (beta == V(0)) dy.fill_bytes(test::poison_byte);
   else dy.upload(y0);
   sparse::spmv(plan, alpha, dx.data(), beta, dy.data());
@@ -226,7 +226,7 @@ std::optional<std::vector<V>> cusparse_run(const sparse::device_csr<V, I>& d, sp
   // beyond what the reference already checks (y = beta y), and cuSPARSE's handling of null col/value
   // arrays is not documented, so those are skipped too.
   if (d.rows() == 0 || d.cols() == 0 || d.nnz() == 0) return std::nullopt;
-  reduce::device_buffer<V> dx(x), dy(static_cast<std::int64_t>(y0.size()));
+  gpukit::device_buffer<V> dx(x), dy(static_cast<std::int64_t>(y0.size()));
   if (beta == V(0)) dy.fill_bytes(test::poison_byte);
   else dy.upload(y0);
   sparse::cusparse_spmv<V, I> peer(d.view(), alg, dx.data(), dy.data(), alpha, beta);

@@ -1,4 +1,4 @@
-// apps/wsm5: the WRF V3.1 golden columns (CPU reference, cpu label; GPU variants, gpu label), the dry
+// libwsm5: the WRF V3.1 golden columns (CPU reference, cpu label; GPU variants, gpu label), the dry
 // column, the water budget, HDF5 round trip, every bad-input error, generator determinism.
 #include <hdf5.h>
 
@@ -48,7 +48,7 @@ double ulp(double x) {
 // golden columns but not over the 4.7M cells of the CONUS domain on the H200: 2.1e-9 kg/kg, 9.5e-7 mm.)
 // Measured, CPU reference vs WRF: 1.9e-9 kg/kg, 5e-7 K (the print resolution), 2.4e-7 mm after one
 // call; 1.2e-10 kg/kg, 2.0e-6 mm after fifty.
-// The default CUDA build (apps/wsm5/CMakeLists.txt) also approximates: `/` is div.full.f32 (<= 2 ulp
+// The default CUDA build (libwsm5/CMakeLists.txt) also approximates: `/` is div.full.f32 (<= 2 ulp
 // instead of 0.5), sqrtf sqrt.approx.f32, x^b exp2f(b log2f x) (<= ~14 ulp for the slopes' powers, <= ~26
 // for the ice terms; physics.hpp). Where an error would be amplified the division stays IEEE
 // (phys::div_rn): T_r = T_tp/T inside e_s (x20), q_s (passed 1:1 to qv, qc by the saturation adjustment,

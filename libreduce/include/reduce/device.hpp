@@ -26,11 +26,13 @@ bool cuda_device_available();
 /// Why no CUDA device is usable ("no CUDA device: <CUDA error text>"), or "" when one is.
 std::string cuda_unavailable_reason();
 
-/// "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)" for the current device; throws no_cuda_device.
+/// "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)" for the current device; throws gpukit::no_cuda_device.
 std::string cuda_device_description();
 
-/// Resolves a choice to a backend. automatic -> cuda when a device is usable, otherwise cpu with one
-/// line on stderr saying so (never a silent fallback). cuda without a device throws no_cuda_device.
+/// Resolves a choice to a backend. automatic -> cuda when a device is usable, otherwise cpu; the caller
+/// says so to its user (a library never prints): `choice == automatic && b == backend::cpu` is the
+/// fallback, and cuda_unavailable_reason() its reason. cuda without a device throws
+/// gpukit::no_cuda_device.
 backend select_backend(device_choice choice);
 
 /// "cpu" or "cuda".

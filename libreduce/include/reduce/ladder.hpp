@@ -78,7 +78,7 @@ private:
 /// identity) and on Volta and later (no warp-synchronous races). T: std::int32_t, std::int64_t, float,
 /// double. Integers: exact, modulo 2^bits. Floats: |s - exact| <= gamma(k) * sum|x_i| with
 /// k = ladder_error_depth(kernel, n); the atomic rungs are not deterministic (see is_deterministic).
-/// Throws std::invalid_argument when n < 0 or n > ws.max_n(); reduce::cuda_error on CUDA failures.
+/// Throws std::invalid_argument when n < 0 or n > ws.max_n(); gpukit::cuda_error on CUDA failures.
 /// Example:
 ///   reduce::ladder_workspace ws(x.size());
 ///   reduce::ladder_sum(reduce::ladder_kernel::complete_unroll, x.data(), x.size(), d_out.data(), ws);

@@ -11,7 +11,7 @@
 //      OP(d_in, n, stream)             result copied back to the host; synchronizes `stream`.
 //  * Supported T: std::int32_t, std::int64_t, std::uint32_t, std::uint64_t, float, double (norm2,
 //    reproducible_sum and compensated_sum: float and double only).
-//  * Errors throw reduce::cuda_error (see error.hpp); n < 0, and a device pointer that is not a multiple
+//  * Errors throw gpukit::cuda_error (see error.hpp); n < 0, and a device pointer that is not a multiple
 //    of its element type's alignment (not a valid T*), throw std::invalid_argument. Any element offset
 //    into an allocation is fine.
 //  * Error bounds use gamma(k) = k u / (1 - k u), u = eps/2 (unit roundoff of T), and k = the longest
@@ -29,7 +29,7 @@
 #include <cstdint>
 
 #include "reduce/device.hpp"
-#include "reduce/error.hpp"
+#include "gpukit/error.hpp"
 
 namespace reduce {
 
@@ -81,7 +81,7 @@ struct value_index {
 /// Error bound (float/double): |s - exact| <= gamma(k) * sum|x_i|, k as in the header comment.
 /// Integers: exact modulo 2^bits.
 /// Example:
-///   reduce::device_buffer<float> x(host_vector);
+///   gpukit::device_buffer<float> x(host_vector);
 ///   float s = reduce::sum(x.data(), x.size());
 template <class T>
 void sum(const T* d_in, std::int64_t n, T* d_out, stream_t stream = nullptr);

@@ -28,7 +28,7 @@ void launch_reproducible(const T* d_in, std::int64_t n, T* d_out, void* scratch,
   kernel<<<grid, Threads, 0, stream>>>(d_in, n, reinterpret_cast<unsigned long long*>(s + exact_limbs_offset),
                                        reinterpret_cast<unsigned int*>(s + exact_flags_offset),
                                        reinterpret_cast<unsigned int*>(s + done_counter_offset), d_out);
-  REDUCE_CHECK_LAUNCH();
+  GPUKIT_CHECK_LAUNCH();
 }
 
 template <class T>

@@ -116,8 +116,8 @@ std::size_t workspace::segmented_bytes(std::int64_t num_segments) noexcept {
 }
 workspace::workspace() : workspace(detail::workspace_bytes) {}
 workspace::workspace(std::size_t bytes) : bytes_(std::max(bytes, detail::workspace_bytes)) {
-  REDUCE_CUDA_CHECK(cudaMalloc(&data_, bytes_));
-  REDUCE_CUDA_CHECK(cudaMemset(data_, 0, bytes_));
+  GPUKIT_CUDA_CHECK(cudaMalloc(&data_, bytes_));
+  GPUKIT_CUDA_CHECK(cudaMemset(data_, 0, bytes_));
 }
 workspace::~workspace() {
   if (data_) (void)cudaFree(data_);
@@ -139,7 +139,7 @@ workspace& workspace::operator=(workspace&& o) noexcept {
 void workspace::reserve(std::size_t bytes) {
   if (data_ && bytes <= bytes_) return;
   workspace bigger(bytes);
-  REDUCE_CUDA_CHECK(cudaDeviceSynchronize());  // the old block may still be in use by queued work
+  GPUKIT_CUDA_CHECK(cudaDeviceSynchronize());  // the old block may still be in use by queued work
   *this = std::move(bigger);
 }
 

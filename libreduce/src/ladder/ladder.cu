@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "ladder_kernels.cuh"
-#include "reduce/cuda/check.hpp"
+#include "gpukit/cuda_check.hpp"
 #include "reduce/ladder.hpp"
 
 namespace reduce {
@@ -30,8 +30,8 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 int sm_count() {
   int device = 0, sms = 0;
-  REDUCE_CUDA_CHECK(cudaGetDevice(&device));
-  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   return sms;
 }
 
@@ -60,7 +60,7 @@ scratch carve(const ladder_workspace& ws) {
 template <class T>
 void launch_atomic_prologue(T* d_out, stream_t stream) {
   // The atomic rungs add into *d_out: start it at the identity (0 is all-zero bytes for every T here).
-  REDUCE_CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(T), stream));
+  GPUKIT_CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(T), stream));
 }
 
 // Harris 1-6: one block per `per_block` elements, relaunched on the partials until one value remains;
@@ -74,7 +74,7 @@ void multi_pass(const T* d_in, std::int64_t n, T* d_out, const scratch& sc, std:
     const std::int64_t grid = std::max<std::int64_t>(1, ceil_div(m, per_block));
     T* dst = grid == 1 ? d_out : static_cast<T*>(to_a ? sc.a : sc.b);
     launch(src, m, static_cast<unsigned>(grid), dst);
-    REDUCE_CHECK_LAUNCH();
+    GPUKIT_CHECK_LAUNCH();
     if (grid == 1) return;
     src = dst;
     m = grid;
@@ -89,14 +89,14 @@ void two_launches(const T* d_in, std::int64_t n, T* d_out, const scratch& sc, st
   const std::int64_t grid = grid_stride_blocks(n, per_block, sms);
   if (grid == 1) {
     launch(d_in, n, 1u, d_out);
-    REDUCE_CHECK_LAUNCH();
+    GPUKIT_CHECK_LAUNCH();
     return;
   }
   T* partials = static_cast<T*>(sc.a);
   launch(d_in, n, static_cast<unsigned>(grid), partials);
-  REDUCE_CHECK_LAUNCH();
+  GPUKIT_CHECK_LAUNCH();
   launch(partials, grid, 1u, d_out);
-  REDUCE_CHECK_LAUNCH();
+  GPUKIT_CHECK_LAUNCH();
 }
 
 }  // namespace
@@ -107,11 +107,11 @@ std::size_t ladder_workspace::required_bytes(std::int64_t max_n) {
 }
 
 ladder_workspace::ladder_workspace(std::int64_t max_n) : bytes_(required_bytes(max_n)), max_n_(max_n) {
-  REDUCE_CUDA_CHECK(cudaMalloc(&data_, bytes_));
-  REDUCE_CUDA_CHECK(cudaMemset(data_, 0, bytes_));  // the single-pass counter starts at zero
+  GPUKIT_CUDA_CHECK(cudaMalloc(&data_, bytes_));
+  GPUKIT_CUDA_CHECK(cudaMemset(data_, 0, bytes_));  // the single-pass counter starts at zero
   // cudaMemset may still be running when it returns; a kernel on a non-blocking stream would not wait
   // for it, so finish it here (once per workspace).
-  REDUCE_CUDA_CHECK(cudaDeviceSynchronize());
+  GPUKIT_CUDA_CHECK(cudaDeviceSynchronize());
 }
 ladder_workspace::~ladder_workspace() {
   if (data_) (void)cudaFree(data_);
@@ -144,17 +144,17 @@ void ladder_sum(ladder_kernel kernel, const T* d_in, std::int64_t n, T* d_out, l
   switch (kernel) {
     case ladder_kernel::serial:
       lk::serial_kernel<<<1, 1, 0, stream>>>(d_in, n, d_out);
-      REDUCE_CHECK_LAUNCH();
+      GPUKIT_CHECK_LAUNCH();
       return;
     case ladder_kernel::atomic_global:
       launch_atomic_prologue(d_out, stream);
       lk::atomic_global_kernel<<<static_cast<unsigned>(one_per_thread_grid), block, 0, stream>>>(d_in, n, d_out);
-      REDUCE_CHECK_LAUNCH();
+      GPUKIT_CHECK_LAUNCH();
       return;
     case ladder_kernel::atomic_shared:
       launch_atomic_prologue(d_out, stream);
       lk::atomic_shared_kernel<<<static_cast<unsigned>(one_per_thread_grid), block, 0, stream>>>(d_in, n, d_out);
-      REDUCE_CHECK_LAUNCH();
+      GPUKIT_CHECK_LAUNCH();
       return;
     case ladder_kernel::interleaved_divergent:
       multi_pass(d_in, n, d_out, sc, block, [&](const T* in, std::int64_t m, unsigned g, T* out) {
@@ -207,14 +207,14 @@ void ladder_sum(ladder_kernel kernel, const T* d_in, std::int64_t n, T* d_out, l
       launch_atomic_prologue(d_out, stream);
       const auto g = static_cast<unsigned>(grid_stride_blocks(n, block, sms));
       lk::warp_atomics_kernel<<<g, block, 0, stream>>>(d_in, n, d_out);
-      REDUCE_CHECK_LAUNCH();
+      GPUKIT_CHECK_LAUNCH();
       return;
     }
     case ladder_kernel::block_atomics: {
       launch_atomic_prologue(d_out, stream);
       const auto g = static_cast<unsigned>(grid_stride_blocks(n, block, sms));
       lk::block_atomics_kernel<block><<<g, block, 0, stream>>>(d_in, n, d_out);
-      REDUCE_CHECK_LAUNCH();
+      GPUKIT_CHECK_LAUNCH();
       return;
     }
     case ladder_kernel::two_pass_contiguous:
@@ -231,7 +231,7 @@ void ladder_sum(ladder_kernel kernel, const T* d_in, std::int64_t n, T* d_out, l
       const auto g = static_cast<unsigned>(grid_stride_blocks(n, block, sms));
       lk::single_pass_last_block_kernel<block><<<g, block, 0, stream>>>(d_in, n, id, op, static_cast<T*>(sc.a),
                                                                         sc.counter, d_out);
-      REDUCE_CHECK_LAUNCH();
+      GPUKIT_CHECK_LAUNCH();
       return;
     }
     default:

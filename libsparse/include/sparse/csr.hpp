@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "sparse/csr_view.hpp"
 
 namespace sparse {
@@ -87,7 +87,7 @@ private:
   std::vector<Value> values_;
 };
 
-/// Owning CSR matrix in device memory (cudaMalloc through reduce::device_buffer). Move-only RAII.
+/// Owning CSR matrix in device memory (cudaMalloc through gpukit::device_buffer). Move-only RAII.
 ///
 /// Example:
 ///   sparse::device_csr<float, std::int32_t> d(host);   // uploads (synchronous)
@@ -97,7 +97,7 @@ template <class Value, class Index>
 class device_csr {
 public:
   device_csr() = default;
-  /// Uploads `host` (synchronous copies). Throws reduce::cuda_error / reduce::no_cuda_device.
+  /// Uploads `host` (synchronous copies). Throws gpukit::cuda_error / gpukit::no_cuda_device.
   explicit device_csr(const host_csr<Value, Index>& host);
   device_csr(const device_csr&) = delete;
   device_csr& operator=(const device_csr&) = delete;
@@ -118,9 +118,9 @@ private:
   std::int64_t rows_ = 0;
   std::int64_t cols_ = 0;
   std::int64_t nnz_ = 0;
-  reduce::device_buffer<Index> row_ptr_;
-  reduce::device_buffer<Index> col_idx_;
-  reduce::device_buffer<Value> values_;
+  gpukit::device_buffer<Index> row_ptr_;
+  gpukit::device_buffer<Index> col_idx_;
+  gpukit::device_buffer<Value> values_;
 };
 
 template <class Value, class Index>

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "reduce/device.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/csr_view.hpp"
 #include "sparse/reference.hpp"
@@ -197,7 +197,7 @@ const char* to_string(cusparse_algorithm a);
 
 /// The peer: cusparseSpMV on a device CSR matrix, with descriptors, the external buffer and
 /// cusparseSpMV_preprocess done once at construction for the given x and y (so run() times only the
-/// product). Errors throw reduce::cuda_error with the cuSPARSE status name and text.
+/// product). Errors throw gpukit::cuda_error with the cuSPARSE status name and text.
 /// Matrices with rows == 0 or cols == 0 are rejected (std::invalid_argument): cuSPARSE has no use for them.
 ///
 /// Example:

@@ -7,16 +7,16 @@
 #include <string>
 #include <type_traits>
 
-#include "reduce/cuda/check.hpp"
+#include "gpukit/cuda_check.hpp"
 #include "sparse/spmv.hpp"
 
-// Every cuSPARSE call goes through this: a failure throws reduce::cuda_error with the status name and
-// text, the file, line and the call (as REDUCE_CUDA_CHECK does for the runtime).
+// Every cuSPARSE call goes through this: a failure throws gpukit::cuda_error with the status name and
+// text, the file, line and the call (as GPUKIT_CUDA_CHECK does for the runtime).
 #define SPARSE_CUSPARSE_CHECK(call)                                                                   \
   do {                                                                                                \
     const cusparseStatus_t sparse_status_ = (call);                                                   \
     if (sparse_status_ != CUSPARSE_STATUS_SUCCESS)                                                    \
-      throw ::reduce::cuda_error(static_cast<int>(sparse_status_),                                    \
+      throw ::gpukit::cuda_error(static_cast<int>(sparse_status_),                                    \
                                  std::string("cuSPARSE error ") + cusparseGetErrorName(sparse_status_) + \
                                      " (" + cusparseGetErrorString(sparse_status_) + ") at " + __FILE__ + \
                                      ":" + std::to_string(__LINE__) + " in " #call);                  \
@@ -61,7 +61,7 @@ cusparse_spmv<Value, Index>::cusparse_spmv(const csr_view<Value, Index>& a, cusp
   std::size_t bytes = 0;
   SPARSE_CUSPARSE_CHECK(cusparseSpMV_bufferSize(m.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, m.mat, m.vx,
                                                 &beta, m.vy, vt, m.alg, &bytes));
-  if (bytes) REDUCE_CUDA_CHECK(cudaMalloc(&m.buffer, bytes));
+  if (bytes) GPUKIT_CUDA_CHECK(cudaMalloc(&m.buffer, bytes));
   SPARSE_CUSPARSE_CHECK(cusparseSpMV_preprocess(m.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, m.mat, m.vx,
                                                 &beta, m.vy, vt, m.alg, m.buffer));
 }

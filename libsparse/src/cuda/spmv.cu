@@ -3,9 +3,9 @@
 #include <atomic>
 #include <cstdint>
 
-#include "reduce/cuda/check.hpp"
-#include "reduce/cuda/device_reduce.cuh"  // cached_wave
-#include "reduce/cuda/launch.hpp"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/cuda_launch.hpp"
+#include "gpukit/cuda_launch.hpp"
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive.cuh"
 #include "spmv_merge.cuh"
@@ -18,20 +18,20 @@ namespace detail {
 
 int current_sm_count() {
   int device = 0, sms = 0;
-  REDUCE_CUDA_CHECK(cudaGetDevice(&device));
-  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   return sms;
 }
 
 int current_shared_per_sm() {
   int device = 0, bytes = 0;
-  REDUCE_CUDA_CHECK(cudaGetDevice(&device));
-  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
   return bytes;
 }
 
 namespace {
-using reduce::detail::launch;  // the driver's launch path (launch.hpp): 0.2-0.5 us less per call than <<<>>>
+using gpukit::launch;  // the driver's launch path (launch.hpp): 0.2-0.5 us less per call than <<<>>>
 constexpr int block_threads = 256;
 
 // Grid for `items` work items of `per_block` each: enough blocks for every item, capped at 16 blocks of
@@ -46,7 +46,7 @@ int grid_for(std::int64_t items, std::int64_t per_block, int sm_count) {
 template <auto Kernel>
 int one_wave_grid(std::int64_t rows, int sm_count) {
   static std::atomic<int> waves[64] = {};
-  const std::int64_t wave = reduce::detail::cached_wave(waves, Kernel, block_threads);
+  const std::int64_t wave = gpukit::cached_wave(waves, Kernel, block_threads);
   return static_cast<int>(std::min<std::int64_t>(grid_for(rows, block_threads, sm_count), wave));
 }
 
@@ -90,11 +90,11 @@ void launch_windowed(const spmv_plan_state& st, Value alpha, const Value* x, Val
   const int smem = st.windowed_block_slots * static_cast<int>(sizeof(Value));
   static std::atomic<int> carveout_set[64];  // 0: not yet opted in; else carveout + 1
   int device = 0;
-  REDUCE_CUDA_CHECK(cudaGetDevice(&device));
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
   const int carveout = std::min(100, (2 * (smem + 1024) * 100 + st.shared_per_sm - 1) / std::max(1, st.shared_per_sm));
   if (carveout_set[device & 63].load(std::memory_order_relaxed) != carveout + 1) {
-    REDUCE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 << 10));
-    REDUCE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
+    GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 << 10));
+    GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
     carveout_set[device & 63].store(carveout + 1, std::memory_order_relaxed);
   }
   const auto blocks = (st.windowed_warps + windowed_warps_per_block - 1) / windowed_warps_per_block;
@@ -102,7 +102,7 @@ void launch_windowed(const spmv_plan_state& st, Value alpha, const Value* x, Val
       st.windowed_packed.data(), reinterpret_cast<const Value*>(st.windowed_values.data()), st.windowed_warp_begin.data(),
       st.windowed_warp_row0.data(), st.windowed_warp_slot0.data(), st.windowed_row_slot.data(), st.windowed_warps, alpha,
       x, beta, y);
-  REDUCE_CUDA_CHECK(cudaGetLastError());
+  GPUKIT_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace

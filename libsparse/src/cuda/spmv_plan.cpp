@@ -522,7 +522,7 @@ spmv_plan<Value, Index>::spmv_plan(const device_csr<Value, Index>& a, spmv_algor
     : view_(a.view()), requested_(algorithm) {
   std::vector<Index> host_row_ptr(static_cast<std::size_t>(a.rows() + 1), Index(0));
   if (a.rows() > 0)
-    reduce::detail::copy_to_host(host_row_ptr.data(), view_.row_ptr, host_row_ptr.size() * sizeof(Index));
+    gpukit::copy_to_host(host_row_ptr.data(), view_.row_ptr, host_row_ptr.size() * sizeof(Index));
   build(host_row_ptr.data(), vector_width);
 }
 
@@ -561,14 +561,14 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
     const Index* d_cols = view_.col_idx;
     const auto table = detail::build_stencil_table<Index>(
         view_.rows, host_row_ptr, [d_cols](std::int64_t first, std::int64_t count, Index* dst) {
-          reduce::detail::copy_to_host(dst, d_cols + first, static_cast<std::size_t>(count) * sizeof(Index));
+          gpukit::copy_to_host(dst, d_cols + first, static_cast<std::size_t>(count) * sizeof(Index));
         });
     if (table.usable()) {
       algorithm_ = spmv_algorithm::stencil;
       state_->stencil_patterns = table.patterns;
       state_->stencil_unrolled = stats_.max_length <= 8;
-      state_->stencil_rows = reduce::device_buffer<std::uint8_t>(table.pattern_of_row);
-      state_->stencil_table = reduce::device_buffer<std::int32_t>(table.words);
+      state_->stencil_rows = gpukit::device_buffer<std::uint8_t>(table.pattern_of_row);
+      state_->stencil_table = gpukit::device_buffer<std::int32_t>(table.words);
     } else if (requested_ == spmv_algorithm::stencil) {
       throw std::invalid_argument("spmv plan: the stencil algorithm does not apply to this matrix: " + table.why_not);
     }
@@ -592,10 +592,10 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
     if (m.blocks.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
       throw std::invalid_argument("spmv plan: " + std::to_string(m.blocks.size()) +
                                   " merge blocks exceed the grid limit of 2^31 - 1 blocks");
-    state_->merge_blocks = reduce::device_buffer<detail::spmv_merge_block>(m.blocks);
-    state_->split_rows = reduce::device_buffer<detail::spmv_split_row>(m.split_rows);
-    state_->partials = reduce::device_buffer<double>(m.partial_slots);
-    state_->split_arrivals = reduce::device_buffer<int>(static_cast<std::int64_t>(m.split_rows.size()));
+    state_->merge_blocks = gpukit::device_buffer<detail::spmv_merge_block>(m.blocks);
+    state_->split_rows = gpukit::device_buffer<detail::spmv_split_row>(m.split_rows);
+    state_->partials = gpukit::device_buffer<double>(m.partial_slots);
+    state_->split_arrivals = gpukit::device_buffer<int>(static_cast<std::int64_t>(m.split_rows.size()));
     if (!m.split_rows.empty()) state_->split_arrivals.fill_bytes(0);
   }
   if (algorithm_ == spmv_algorithm::adaptive) {
@@ -604,12 +604,12 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
     if (part.tiles.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
       throw std::invalid_argument("spmv plan: " + std::to_string(part.tiles.size()) +
                                   " adaptive tiles exceed the grid limit of 2^31 - 1 blocks");
-    state_->tiles = reduce::device_buffer<detail::spmv_tile>(part.tiles);
-    state_->segments = reduce::device_buffer<detail::spmv_segment>(part.segments);
-    state_->warp_rows = reduce::device_buffer<std::int64_t>(part.warp_rows);
-    state_->split_rows = reduce::device_buffer<detail::spmv_split_row>(part.split_rows);
-    state_->partials = reduce::device_buffer<double>(part.partial_slots);
-    state_->split_arrivals = reduce::device_buffer<int>(static_cast<std::int64_t>(part.split_rows.size()));
+    state_->tiles = gpukit::device_buffer<detail::spmv_tile>(part.tiles);
+    state_->segments = gpukit::device_buffer<detail::spmv_segment>(part.segments);
+    state_->warp_rows = gpukit::device_buffer<std::int64_t>(part.warp_rows);
+    state_->split_rows = gpukit::device_buffer<detail::spmv_split_row>(part.split_rows);
+    state_->partials = gpukit::device_buffer<double>(part.partial_slots);
+    state_->split_arrivals = gpukit::device_buffer<int>(static_cast<std::int64_t>(part.split_rows.size()));
     if (!part.split_rows.empty()) state_->split_arrivals.fill_bytes(0);
   }
 }
@@ -620,8 +620,8 @@ void spmv_plan<Value, Index>::build_windowed(const Index* host_row_ptr) {
   std::vector<Index> cols(nnz);
   std::vector<Value> values(nnz);
   if (nnz > 0) {
-    reduce::detail::copy_to_host(cols.data(), view_.col_idx, nnz * sizeof(Index));
-    reduce::detail::copy_to_host(values.data(), view_.values, nnz * sizeof(Value));
+    gpukit::copy_to_host(cols.data(), view_.col_idx, nnz * sizeof(Index));
+    gpukit::copy_to_host(values.data(), view_.values, nnz * sizeof(Value));
   }
   // Two blocks of 16 warps per SM, at least ~64 slots (about rows + entries / 32) per warp so groups of
   // 32 distinct slots fill; the shared-memory sums of a block stay within 96 KB (1,023 float slots or
@@ -651,13 +651,13 @@ void spmv_plan<Value, Index>::build_windowed(const Index* host_row_ptr) {
   st.windowed_block_slots = w.max_block_slots;
   st.windowed_window_columns = w.window_columns;
   st.windowed_padding = w.padding;
-  st.windowed_packed = reduce::device_buffer<std::uint32_t>(w.packed);
-  st.windowed_values = reduce::device_buffer<double>(static_cast<std::int64_t>((ordered.size() * sizeof(Value) + 7) / 8));
-  if (!ordered.empty()) reduce::detail::copy_to_device(st.windowed_values.data(), ordered.data(), ordered.size() * sizeof(Value));
-  st.windowed_warp_begin = reduce::device_buffer<std::int64_t>(w.warp_begin);
-  st.windowed_warp_row0 = reduce::device_buffer<std::int64_t>(w.warp_row0);
-  st.windowed_warp_slot0 = reduce::device_buffer<std::int64_t>(w.warp_slot0);
-  st.windowed_row_slot = reduce::device_buffer<std::int64_t>(w.row_slot);
+  st.windowed_packed = gpukit::device_buffer<std::uint32_t>(w.packed);
+  st.windowed_values = gpukit::device_buffer<double>(static_cast<std::int64_t>((ordered.size() * sizeof(Value) + 7) / 8));
+  if (!ordered.empty()) gpukit::copy_to_device(st.windowed_values.data(), ordered.data(), ordered.size() * sizeof(Value));
+  st.windowed_warp_begin = gpukit::device_buffer<std::int64_t>(w.warp_begin);
+  st.windowed_warp_row0 = gpukit::device_buffer<std::int64_t>(w.warp_row0);
+  st.windowed_warp_slot0 = gpukit::device_buffer<std::int64_t>(w.warp_slot0);
+  st.windowed_row_slot = gpukit::device_buffer<std::int64_t>(w.row_slot);
   st.windowed_row_slots_max = 1;
   for (std::size_t r = 0; r + 1 < w.row_slot.size(); ++r)
     st.windowed_row_slots_max = std::max<std::int32_t>(st.windowed_row_slots_max, static_cast<std::int32_t>(w.row_slot[r + 1] - w.row_slot[r]));

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "reduce/device_buffer.hpp"
+#include "gpukit/device_buffer.hpp"
 
 namespace sparse::detail {
 
@@ -208,28 +208,28 @@ struct spmv_plan_state {
   bool vector_streaming = false; // vector (not chunked): evict-first entry loads (x larger than 16 MiB)
   adaptive_partition partition;  // host copy (sizes, for describe() and launches)
   merge_partition merge;         // host copy for the merge algorithm
-  reduce::device_buffer<spmv_merge_block> merge_blocks;
-  reduce::device_buffer<int> split_arrivals;  // merge, adaptive: chunks of each split row written so far (0 between calls)
-  reduce::device_buffer<spmv_tile> tiles;
-  reduce::device_buffer<spmv_segment> segments;
-  reduce::device_buffer<std::int64_t> warp_rows;
-  reduce::device_buffer<spmv_split_row> split_rows;
-  reduce::device_buffer<double> partials;  // sized in bytes for double; float plans use the first half
+  gpukit::device_buffer<spmv_merge_block> merge_blocks;
+  gpukit::device_buffer<int> split_arrivals;  // merge, adaptive: chunks of each split row written so far (0 between calls)
+  gpukit::device_buffer<spmv_tile> tiles;
+  gpukit::device_buffer<spmv_segment> segments;
+  gpukit::device_buffer<std::int64_t> warp_rows;
+  gpukit::device_buffer<spmv_split_row> split_rows;
+  gpukit::device_buffer<double> partials;  // sized in bytes for double; float plans use the first half
   std::int32_t stencil_patterns = 0;                  // stencil: the table's pattern count
   bool stencil_unrolled = false;                      //   every row <= 8 entries: the unrolled kernel
-  reduce::device_buffer<std::uint8_t> stencil_rows;   //   the pattern of every row
-  reduce::device_buffer<std::int32_t> stencil_table;  //   stencil_table::words (its size: the word count)
+  gpukit::device_buffer<std::uint8_t> stencil_rows;   //   the pattern of every row
+  gpukit::device_buffer<std::int32_t> stencil_table;  //   stencil_table::words (its size: the word count)
   std::int64_t windowed_warps = 0;                    // windowed: warps of the layout
   std::int32_t shared_per_sm = 0;                     //   the device's shared memory per SM (the carveout)
   std::int32_t windowed_block_slots = 0;              //   shared-memory sums of the largest block
   std::int32_t windowed_window_columns = 0;           //   (describe())
   std::int64_t windowed_padding = 0;                  //   (describe())
-  reduce::device_buffer<std::uint32_t> windowed_packed;
-  reduce::device_buffer<double> windowed_values;      //   sized in bytes for double; float plans use the first half
-  reduce::device_buffer<std::int64_t> windowed_warp_begin;
-  reduce::device_buffer<std::int64_t> windowed_warp_row0;
-  reduce::device_buffer<std::int64_t> windowed_warp_slot0;
-  reduce::device_buffer<std::int64_t> windowed_row_slot;  //   empty: one slot per row
+  gpukit::device_buffer<std::uint32_t> windowed_packed;
+  gpukit::device_buffer<double> windowed_values;      //   sized in bytes for double; float plans use the first half
+  gpukit::device_buffer<std::int64_t> windowed_warp_begin;
+  gpukit::device_buffer<std::int64_t> windowed_warp_row0;
+  gpukit::device_buffer<std::int64_t> windowed_warp_slot0;
+  gpukit::device_buffer<std::int64_t> windowed_row_slot;  //   empty: one slot per row
   std::int32_t windowed_row_slots_max = 1;            //   (describe())
 };
 

@@ -1,7 +1,7 @@
 // Uses the installed libreduce and libsparse: the CPU backends everywhere, the CUDA backends too when a
 // device exists.
 #include <reduce/device.hpp>
-#include <reduce/device_buffer.hpp>
+#include <gpukit/device_buffer.hpp>
 #include <reduce/reduce.hpp>
 #include <sparse/csr.hpp>
 #include <sparse/spmv.hpp>
@@ -28,13 +28,13 @@ int main() {
   if (y != std::vector<double>{0, 0, 4}) return 1;
 
   if (reduce::cuda_device_available()) {
-    reduce::device_buffer<std::int64_t> d(x);
+    gpukit::device_buffer<std::int64_t> d(x);
     const std::int64_t gpu = reduce::sum(d.data(), d.size());
     std::cout << "consumer: sum of 1..1000 = " << gpu << " (cuda)\n";
     if (gpu != 500500) return 1;
     const sparse::device_csr<double, std::int32_t> da(a);
     const sparse::spmv_plan<double, std::int32_t> plan(da);
-    reduce::device_buffer<double> dv(v), dy(3);
+    gpukit::device_buffer<double> dv(v), dy(3);
     sparse::spmv(plan, 1.0, dv.data(), 0.0, dy.data());
     if (dy.download() != std::vector<double>{0, 0, 4}) return 1;
     std::cout << "consumer: A v matches on cuda\n";

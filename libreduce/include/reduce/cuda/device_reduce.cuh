@@ -25,14 +25,21 @@
 #include <type_traits>
 #include <vector>
 
-#include "reduce/cuda/check.hpp"
-#include "reduce/cuda/launch.hpp"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/cuda_launch.hpp"
 #include "reduce/cuda/single_pass.cuh"
 #include "reduce/operators.hpp"
 #include "reduce/reduce.hpp"
 
 namespace reduce {
 namespace detail {
+
+// The common layer's launch helpers (gpukit/cuda_launch.hpp), used unqualified below.
+using gpukit::cached_wave;
+using gpukit::current_device;
+using gpukit::launch;
+using gpukit::resident_blocks;
+using gpukit::sm_count;
 
 // ---- reducers (see single_pass.cuh for the concept) ----
 
@@ -207,52 +214,6 @@ struct neumaier_reducer {
 constexpr int default_threads = 256;
 constexpr int default_unroll = 4;  // 4 x 16-byte loads in flight per thread
 
-inline int current_device() {
-  int device = 0;
-  REDUCE_CUDA_CHECK(cudaGetDevice(&device));
-  return device;
-}
-
-/// Streaming multiprocessors of the current device (queried once per device).
-inline int sm_count() {
-  static std::atomic<int> cached[64] = {};
-  const int device = current_device();
-  const int slot = device & 63;
-  int sms = cached[slot].load(std::memory_order_relaxed);
-  if (sms == 0) {
-    REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    cached[slot].store(sms, std::memory_order_relaxed);
-  }
-  return sms;
-}
-
-/// Resident blocks per SM of `kernel` at `threads` threads, queried once per (kernel, threads, device)
-/// (the kernel's address is the key: kernels of one signature share a pointer type).
-template <class Kernel>
-int resident_blocks(Kernel kernel, int threads) {
-  struct entry {
-    const void* kernel;
-    int threads;
-    int device;
-    int blocks;
-  };
-  static std::mutex m;
-  static std::vector<entry> cache;
-  const int device = current_device();
-  const void* key = reinterpret_cast<const void*>(kernel);
-  {
-    std::lock_guard<std::mutex> lock(m);
-    for (const auto& e : cache)
-      if (e.kernel == key && e.threads == threads && e.device == device) return e.blocks;
-  }
-  int blocks = 0;
-  REDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
-  blocks = std::max(blocks, 1);
-  std::lock_guard<std::mutex> lock(m);
-  cache.push_back({key, threads, device, blocks});
-  return blocks;
-}
-
 // ---- launch-shape policy (measured on an H200, see libreduce/README.md and bench/experiments) ----
 // Up to 16 KiB: ONE block of default_threads x default_unroll vectors (one tile); up to 64 KiB: ONE block
 // of single_block_threads x single_block_unroll vectors (every load of the call in flight at once; no
@@ -315,21 +276,6 @@ inline int policy_grid(std::int64_t n, std::size_t elem_bytes, std::int64_t cap,
   const std::int64_t bytes = n * static_cast<std::int64_t>(elem_bytes);
   const std::int64_t blocks = (bytes + per_block_bytes - 1) / per_block_bytes;
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({blocks, cap, max_grid})));
-}
-
-/// One full wave of `kernel` at `threads` threads on the current device. `cache` must be a static
-/// array owned by ONE kernel instantiation (kernels of one signature share a function-pointer type,
-/// so the cache cannot be keyed by the type): no lock on the call path of a small reduction, which is
-/// dominated by host overhead.
-template <class Kernel>
-std::int64_t cached_wave(std::atomic<int> (&cache)[64], Kernel kernel, int threads) {
-  const int slot = current_device() & 63;
-  int w = cache[slot].load(std::memory_order_relaxed);
-  if (w == 0) {
-    w = sm_count() * resident_blocks(kernel, threads);
-    cache[slot].store(w, std::memory_order_relaxed);
-  }
-  return w;
 }
 
 /// Throws std::invalid_argument when p is not a multiple of alignof(T), i.e. not a valid T*: the
@@ -420,8 +366,8 @@ inline void require_workspace(const workspace& ws, std::size_t bytes, const char
 class pool_scratch {
 public:
   pool_scratch(std::size_t bytes, std::size_t zero_bytes, cudaStream_t stream) : stream_(stream) {
-    REDUCE_CUDA_CHECK(cudaMallocAsync(&data_, bytes, stream));
-    if (zero_bytes) REDUCE_CUDA_CHECK(cudaMemsetAsync(data_, 0, zero_bytes, stream));
+    GPUKIT_CUDA_CHECK(cudaMallocAsync(&data_, bytes, stream));
+    if (zero_bytes) GPUKIT_CUDA_CHECK(cudaMemsetAsync(data_, 0, zero_bytes, stream));
   }
   ~pool_scratch() { (void)cudaFreeAsync(data_, stream_); }
   pool_scratch(const pool_scratch&) = delete;
@@ -452,7 +398,7 @@ void run(const typename R::value_type* x, const typename R::value_type* y, std::
 template <class Out, class F>
 Out to_host(cudaStream_t stream, F&& launch) {
   Out* d_out = nullptr;
-  REDUCE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&d_out), sizeof(Out), stream));
+  GPUKIT_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&d_out), sizeof(Out), stream));
   try {
     launch(d_out);
   } catch (...) {
@@ -460,9 +406,9 @@ Out to_host(cudaStream_t stream, F&& launch) {
     throw;
   }
   Out result{};
-  REDUCE_CUDA_CHECK(cudaMemcpyAsync(&result, d_out, sizeof(Out), cudaMemcpyDeviceToHost, stream));
-  REDUCE_CUDA_CHECK(cudaFreeAsync(d_out, stream));
-  REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  GPUKIT_CUDA_CHECK(cudaMemcpyAsync(&result, d_out, sizeof(Out), cudaMemcpyDeviceToHost, stream));
+  GPUKIT_CUDA_CHECK(cudaFreeAsync(d_out, stream));
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
   return result;
 }
 
@@ -482,7 +428,7 @@ void run_segmented(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
     if (num_segments <= block_per_segment_max) {
       segmented_block_kernel<segment_block_threads><<<static_cast<unsigned>(num_segments), segment_block_threads, 0,
                                                       stream>>>(d_in, d_offsets, op, identity, d_out);
-      REDUCE_CHECK_LAUNCH();
+      GPUKIT_CHECK_LAUNCH();
       return;
     }
     auto* count = reinterpret_cast<unsigned long long*>(static_cast<char*>(scratch) + segment_counter_offset);
@@ -493,7 +439,7 @@ void run_segmented(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
     if (short_grid > 0x7fffffff) throw std::invalid_argument(std::string(what) + ": too many segments");
     segmented_short_kernel<threads><<<static_cast<unsigned>(short_grid), threads, 0, stream>>>(
         d_in, d_offsets, num_segments, op, identity, d_out, queue, count);
-    REDUCE_CHECK_LAUNCH();
+    GPUKIT_CHECK_LAUNCH();
     auto long_kernel = segmented_long_kernel<segment_block_threads, T, Op>;
     const std::int64_t wave = std::int64_t{sm_count()} * resident_blocks(long_kernel, segment_block_threads);
     const int long_grid = static_cast<int>(std::max<std::int64_t>(1, std::min(wave, num_segments)));
@@ -509,9 +455,9 @@ void run_segmented(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
     attribute[0].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attribute;
     config.numAttrs = 1;
-    REDUCE_CUDA_CHECK(cudaLaunchKernelEx(&config, long_kernel, d_in, d_offsets, op, identity, d_out,
+    GPUKIT_CUDA_CHECK(cudaLaunchKernelEx(&config, long_kernel, d_in, d_offsets, op, identity, d_out,
                                          static_cast<const std::int64_t*>(queue), count, done));
-    REDUCE_CHECK_LAUNCH();
+    GPUKIT_CHECK_LAUNCH();
   };
   if (ws) {
     require_workspace(*ws, bytes, what);

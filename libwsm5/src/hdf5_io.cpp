@@ -7,14 +7,14 @@
 #include <utility>
 #include <vector>
 
-#include "sparse/hdf5_handle.hpp"
+#include "gpukit/hdf5_handle.hpp"
 #include "wsm5/wsm5.hpp"
 
 namespace wsm5 {
 namespace {
 
-using sparse::hdf5::handle;
-using quiet_hdf5 = sparse::hdf5::quiet_errors;
+using gpukit::hdf5::handle;
+using quiet_hdf5 = gpukit::hdf5::quiet_errors;
 
 std::vector<hsize_t> dataset_shape(hid_t file, const std::string& path, const std::string& name) {
   if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0)

@@ -1,4 +1,4 @@
-// RAII for the HDF5 C API, shared by libsparse's I/O and apps/wsm5: handles that close themselves, and a
+// RAII for the HDF5 C API (common layer), shared by libsparse's I/O and the WSM5 library: handles that close themselves, and a
 // guard that silences HDF5's own error-stack printing (callers report errors themselves, naming the file
 // and dataset). Includes <hdf5.h>: for implementation files, not for the public API headers.
 #pragma once
@@ -6,7 +6,7 @@
 
 #include <utility>
 
-namespace sparse::hdf5 {
+namespace gpukit::hdf5 {
 
 /// Silences HDF5's automatic error printing while alive; restores the previous handler on exit.
 class quiet_errors {
@@ -51,4 +51,4 @@ private:
   herr_t (*close_)(hid_t) = nullptr;
 };
 
-}  // namespace sparse::hdf5
+}  // namespace gpukit::hdf5

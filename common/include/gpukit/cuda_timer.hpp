@@ -1,6 +1,6 @@
 // Timing GPU work for the apps' benchmarks: CUDA events around each call (or around a CUDA Graph of many
 // back-to-back calls), warm-up first, median of many runs. Header-only; include from .cu or .cpp files
-// that link CUDA::cudart. Every CUDA call is checked (reduce::cuda_error on failure).
+// that link CUDA::cudart. Every CUDA call is checked (gpukit::cuda_error on failure).
 //
 //   gpukit::cuda_timer timer(stream);
 //   gpukit::timing t = timer.time([&] { my_reduce(d_in, n, d_out, ws, stream); }, {3, 50});
@@ -15,15 +15,15 @@
 
 #include <utility>
 
-#include "reduce/cuda/check.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/device_buffer.hpp"
 
 namespace gpukit {
 
 /// A non-blocking stream (no implicit sync with the legacy default stream), destroyed with its owner.
 class owned_stream {
 public:
-  owned_stream() { REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  owned_stream() { GPUKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
   ~owned_stream() { (void)cudaStreamDestroy(s_); }
   owned_stream(const owned_stream&) = delete;
   owned_stream& operator=(const owned_stream&) = delete;
@@ -68,8 +68,8 @@ class cuda_timer {
 public:
   /// `stream` must be a created stream (not the legacy default stream) for time_graph's capture.
   explicit cuda_timer(cudaStream_t stream) : stream_(stream) {
-    REDUCE_CUDA_CHECK(cudaEventCreate(&start_));
-    REDUCE_CUDA_CHECK(cudaEventCreate(&stop_));
+    GPUKIT_CUDA_CHECK(cudaEventCreate(&start_));
+    GPUKIT_CUDA_CHECK(cudaEventCreate(&stop_));
   }
   ~cuda_timer() {
     (void)cudaEventDestroy(start_);
@@ -91,7 +91,7 @@ public:
   template <class Work>
   std::vector<double> samples(Work&& work, repeats r = {}) {
     for (int i = 0; i < r.warmup; ++i) work();
-    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     std::vector<double> out;
     out.reserve(static_cast<std::size_t>(r.runs));
     for (int i = 0; i < r.runs; ++i) out.push_back(one_sample(work));
@@ -108,7 +108,7 @@ public:
       a();
       b();
     }
-    REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     std::vector<double> sa, sb;
     sa.reserve(static_cast<std::size_t>(r.runs));
     sb.reserve(static_cast<std::size_t>(r.runs));
@@ -130,7 +130,7 @@ public:
   template <class Work>
   timing time_graph(Work&& work, int calls, repeats r = {}) {
     cudaGraph_t graph = nullptr;
-    REDUCE_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    GPUKIT_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     try {
       for (int i = 0; i < calls; ++i) work();
     } catch (...) {
@@ -139,27 +139,27 @@ public:
       if (broken) (void)cudaGraphDestroy(broken);
       throw;
     }
-    REDUCE_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    GPUKIT_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
     cudaGraphExec_t exec = nullptr;
     const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
     (void)cudaGraphDestroy(graph);
-    REDUCE_CUDA_CHECK(inst);
+    GPUKIT_CUDA_CHECK(inst);
     std::vector<double> samples;
     try {
-      for (int i = 0; i < r.warmup; ++i) REDUCE_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-      REDUCE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      for (int i = 0; i < r.warmup; ++i) GPUKIT_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+      GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
       for (int i = 0; i < r.runs; ++i) {
-        REDUCE_CUDA_CHECK(cudaEventRecord(start_, stream_));
-        REDUCE_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-        REDUCE_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-        REDUCE_CUDA_CHECK(cudaEventSynchronize(stop_));
+        GPUKIT_CUDA_CHECK(cudaEventRecord(start_, stream_));
+        GPUKIT_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+        GPUKIT_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+        GPUKIT_CUDA_CHECK(cudaEventSynchronize(stop_));
         samples.push_back(elapsed_us() / calls);
       }
     } catch (...) {
       (void)cudaGraphExecDestroy(exec);
       throw;
     }
-    REDUCE_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    GPUKIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
     return summarize(samples);
   }
 
@@ -167,15 +167,15 @@ private:
   /// Events around one call of `work`, waited for: microseconds.
   template <class Work>
   double one_sample(Work& work) {
-    REDUCE_CUDA_CHECK(cudaEventRecord(start_, stream_));
+    GPUKIT_CUDA_CHECK(cudaEventRecord(start_, stream_));
     work();
-    REDUCE_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-    REDUCE_CUDA_CHECK(cudaEventSynchronize(stop_));
+    GPUKIT_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    GPUKIT_CUDA_CHECK(cudaEventSynchronize(stop_));
     return elapsed_us();
   }
   double elapsed_us() const {
     float ms = 0;
-    REDUCE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    GPUKIT_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
     return 1000.0 * ms;
   }
   cudaStream_t stream_;
@@ -194,13 +194,13 @@ struct copy_ceiling {
   double gb_per_s() const { return t.median_us > 0 ? bytes_moved / (t.median_us * 1e3) : 0; }
 };
 inline copy_ceiling measure_copy_ceiling(std::size_t bytes, cudaStream_t stream, repeats r = {2, 10}) {
-  reduce::device_buffer<unsigned char> src(static_cast<std::int64_t>(bytes)), dst(static_cast<std::int64_t>(bytes));
+  gpukit::device_buffer<unsigned char> src(static_cast<std::int64_t>(bytes)), dst(static_cast<std::int64_t>(bytes));
   src.fill_bytes(1);
   cuda_timer timer(stream);
   copy_ceiling c;
   c.bytes_moved = 2.0 * static_cast<double>(bytes);
   c.t = timer.time(
-      [&] { REDUCE_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, stream)); }, r);
+      [&] { GPUKIT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, stream)); }, r);
   return c;
 }
 

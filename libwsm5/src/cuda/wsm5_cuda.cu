@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "cuda_timer.hpp"
-#include "reduce/cuda/check.hpp"
-#include "reduce/device_buffer.hpp"
+#include "gpukit/cuda_timer.hpp"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/device_buffer.hpp"
 #include "reduce/reduce.hpp"
 #include "wsm5/wsm5.hpp"
 #include "wsm5_kernels.cuh"
@@ -22,10 +22,10 @@ struct gpu_domain::impl {
   std::int64_t nx = 0, ny = 0, nz = 0, pitch = 0;
   float dt = 0;
   // 3D: th qv qc qr qi qs p den delz pii (the order of field_names_3d is p den delz pii th qv ..)
-  std::array<reduce::device_buffer<float>, 10> f3;
-  std::array<reduce::device_buffer<float>, 5> f2;  // rain snow rainncv snowncv sr
-  reduce::device_buffer<std::int32_t> mstep;
-  reduce::device_buffer<float> resid;
+  std::array<gpukit::device_buffer<float>, 10> f3;
+  std::array<gpukit::device_buffer<float>, 5> f2;  // rain snow rainncv snowncv sr
+  gpukit::device_buffer<std::int32_t> mstep;
+  gpukit::device_buffer<float> resid;
   std::array<cudaStream_t, 4> streams{};
 
   float* d3(const std::string& n) {
@@ -59,7 +59,7 @@ struct gpu_domain::impl {
       const dim3 block(detail::tpc_block),
           grid(static_cast<unsigned>((nx + detail::tpc_block - 1) / detail::tpc_block), static_cast<unsigned>(rows));
       detail::thread_per_column_kernel<detail::max_levels><<<grid, block, 0, s>>>(v);
-      REDUCE_CHECK_LAUNCH();
+      GPUKIT_CHECK_LAUNCH();
     } else if (var == variant::warp_per_column) {
       // 256 threads: 8 (W = 32) or 16 (W = 16) consecutive columns per block, whose strided level loads
       // share L1 sectors. W = 16 for 32 < nz <= 48: 3 levels per lane use 35 of 48 lanes-slots at nz = 35
@@ -72,7 +72,7 @@ struct gpu_domain::impl {
       if (nz <= 32) detail::warp_per_column_kernel<32, 1><<<grid_for(32), threads, 0, s>>>(v);
       else if (WSM5_WPC_WIDTH == 16 && nz <= 48) detail::warp_per_column_kernel<16, 3><<<grid_for(16), threads, 0, s>>>(v);
       else detail::warp_per_column_kernel<32, 2><<<grid_for(32), threads, 0, s>>>(v);
-      REDUCE_CHECK_LAUNCH();
+      GPUKIT_CHECK_LAUNCH();
     } else {
       throw std::invalid_argument("gpu_domain: variant cpu is not a GPU variant");
     }
@@ -83,7 +83,7 @@ gpu_domain::gpu_domain(const domain& d) : p_(new impl) {
   if (!reduce::cuda_device_available()) {
     delete p_;
     p_ = nullptr;
-    throw reduce::no_cuda_device(reduce::cuda_unavailable_reason());
+    throw gpukit::no_cuda_device(reduce::cuda_unavailable_reason());
   }
   try {
     if (d.nz > detail::max_levels)
@@ -94,13 +94,13 @@ gpu_domain::gpu_domain(const domain& d) : p_(new impl) {
     p_->nx = d.nx; p_->ny = d.ny; p_->nz = d.nz; p_->dt = d.dt;
     p_->pitch = (d.nx + 31) / 32 * 32;  // 128-byte rows
     const std::int64_t n3 = d.ny * d.nz * p_->pitch, n2 = d.ny * p_->pitch;
-    for (auto& b : p_->f3) { b = reduce::device_buffer<float>(n3); b.fill_bytes(0); }
-    for (auto& b : p_->f2) { b = reduce::device_buffer<float>(n2); b.fill_bytes(0); }  // padding stays 0
-    p_->mstep = reduce::device_buffer<std::int32_t>(n2);
+    for (auto& b : p_->f3) { b = gpukit::device_buffer<float>(n3); b.fill_bytes(0); }
+    for (auto& b : p_->f2) { b = gpukit::device_buffer<float>(n2); b.fill_bytes(0); }  // padding stays 0
+    p_->mstep = gpukit::device_buffer<std::int32_t>(n2);
     p_->mstep.fill_bytes(0);
-    p_->resid = reduce::device_buffer<float>(n2);
+    p_->resid = gpukit::device_buffer<float>(n2);
     p_->resid.fill_bytes(0);
-    for (auto& s : p_->streams) REDUCE_CUDA_CHECK(cudaStreamCreate(&s));
+    for (auto& s : p_->streams) GPUKIT_CUDA_CHECK(cudaStreamCreate(&s));
     upload(d);
   } catch (...) {
     delete p_;
@@ -132,7 +132,7 @@ namespace {
 void copy_rows(float* dst, std::int64_t dpitch, const float* src, std::int64_t spitch, std::int64_t width,
                std::int64_t rows, cudaMemcpyKind kind, cudaStream_t s) {
   if (rows <= 0 || width <= 0) return;
-  REDUCE_CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<std::size_t>(dpitch) * sizeof(float), src,
+  GPUKIT_CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<std::size_t>(dpitch) * sizeof(float), src,
                                       static_cast<std::size_t>(spitch) * sizeof(float),
                                       static_cast<std::size_t>(width) * sizeof(float), static_cast<std::size_t>(rows),
                                       kind, s));
@@ -146,7 +146,7 @@ void gpu_domain::upload(const domain& d) {
     copy_rows(p_->d3(n), p_->pitch, field(d, n).data(), d.nx, d.nx, d.ny * d.nz, cudaMemcpyHostToDevice, nullptr);
   for (const auto& n : field_names_2d())
     copy_rows(p_->d2(n), p_->pitch, field(d, n).data(), d.nx, d.nx, d.ny, cudaMemcpyHostToDevice, nullptr);
-  REDUCE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 
 void gpu_domain::download(domain& d) const {
@@ -154,7 +154,7 @@ void gpu_domain::download(domain& d) const {
     copy_rows(field(d, n).data(), d.nx, p_->d3(n), p_->pitch, d.nx, d.ny * d.nz, cudaMemcpyDeviceToHost, nullptr);
   for (const auto& n : field_names_2d())
     copy_rows(field(d, n).data(), d.nx, p_->d2(n), p_->pitch, d.nx, d.ny, cudaMemcpyDeviceToHost, nullptr);
-  REDUCE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 
 void gpu_domain::step_async(variant v) { p_->launch(v, 0, static_cast<int>(p_->ny), nullptr); }
@@ -193,7 +193,7 @@ void gpu_domain::step_with_transfers(domain& d, variant v, int chunks) {
     for (const auto& n : field_names_2d())
       copy_rows(field(d, n).data() + j0 * nx, nx, p_->d2(n) + j0 * pitch, pitch, nx, j1 - j0, cudaMemcpyDeviceToHost, s);
   }
-  for (auto s : p_->streams) REDUCE_CUDA_CHECK(cudaStreamSynchronize(s));
+  for (auto s : p_->streams) GPUKIT_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
 std::int64_t gpu_domain::min_bytes_per_call() const {
@@ -215,7 +215,7 @@ host_pin::host_pin(domain& d) {
     if (e != cudaSuccess) {
       for (void* p : done) cudaHostUnregister(p);
       ptrs_.clear();
-      REDUCE_CUDA_CHECK(e);
+      GPUKIT_CUDA_CHECK(e);
     }
     done.push_back(ptrs_[k]);
   }
@@ -236,9 +236,9 @@ double gpu_precip_extra_rel() {
 
 double peak_fp32_flops() {
   int dev = 0, sms = 0, khz = 0;
-  REDUCE_CUDA_CHECK(cudaGetDevice(&dev));
-  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  REDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev));
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&dev));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev));
   return static_cast<double>(sms) * 128.0 * 2.0 * static_cast<double>(khz) * 1e3;  // 128 FP32 lanes/SM (sm_80+)
 }
 
@@ -256,7 +256,7 @@ double median_event_seconds(int repeats, cudaStream_t s0, Body body) {
 
 struct pinned_bytes {
   void* p = nullptr;
-  explicit pinned_bytes(std::size_t n) { REDUCE_CUDA_CHECK(cudaMallocHost(&p, n)); }
+  explicit pinned_bytes(std::size_t n) { GPUKIT_CUDA_CHECK(cudaMallocHost(&p, n)); }
   ~pinned_bytes() { cudaFreeHost(p); }
   pinned_bytes(const pinned_bytes&) = delete;
   pinned_bytes& operator=(const pinned_bytes&) = delete;
@@ -267,28 +267,28 @@ host_link measure_host_link(std::int64_t bytes, int repeats) {
   const auto n = static_cast<std::size_t>(bytes);
   pinned_bytes up_src(n), down_dst(n);
   std::memset(up_src.p, 1, n);
-  reduce::device_buffer<char> d_up(bytes), d_down(bytes);
+  gpukit::device_buffer<char> d_up(bytes), d_down(bytes);
   d_down.fill_bytes(2);
   cudaStream_t s1;
-  REDUCE_CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  GPUKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
   host_link out;
   const double h2d = median_event_seconds(repeats, nullptr, [&] {
-    REDUCE_CUDA_CHECK(cudaMemcpyAsync(d_up.data(), up_src.p, n, cudaMemcpyHostToDevice, nullptr));
+    GPUKIT_CUDA_CHECK(cudaMemcpyAsync(d_up.data(), up_src.p, n, cudaMemcpyHostToDevice, nullptr));
   });
   const double d2h = median_event_seconds(repeats, nullptr, [&] {
-    REDUCE_CUDA_CHECK(cudaMemcpyAsync(down_dst.p, d_down.data(), n, cudaMemcpyDeviceToHost, nullptr));
+    GPUKIT_CUDA_CHECK(cudaMemcpyAsync(down_dst.p, d_down.data(), n, cudaMemcpyDeviceToHost, nullptr));
   });
   // Both at once: the download on a second stream, joined back to the timing stream by an event.
   cudaEvent_t fork, join;
-  REDUCE_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-  REDUCE_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
   out.both_seconds = median_event_seconds(repeats, nullptr, [&] {
-    REDUCE_CUDA_CHECK(cudaEventRecord(fork, nullptr));
-    REDUCE_CUDA_CHECK(cudaStreamWaitEvent(s1, fork, 0));
-    REDUCE_CUDA_CHECK(cudaMemcpyAsync(down_dst.p, d_down.data(), n, cudaMemcpyDeviceToHost, s1));
-    REDUCE_CUDA_CHECK(cudaMemcpyAsync(d_up.data(), up_src.p, n, cudaMemcpyHostToDevice, nullptr));
-    REDUCE_CUDA_CHECK(cudaEventRecord(join, s1));
-    REDUCE_CUDA_CHECK(cudaStreamWaitEvent(nullptr, join, 0));
+    GPUKIT_CUDA_CHECK(cudaEventRecord(fork, nullptr));
+    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(s1, fork, 0));
+    GPUKIT_CUDA_CHECK(cudaMemcpyAsync(down_dst.p, d_down.data(), n, cudaMemcpyDeviceToHost, s1));
+    GPUKIT_CUDA_CHECK(cudaMemcpyAsync(d_up.data(), up_src.p, n, cudaMemcpyHostToDevice, nullptr));
+    GPUKIT_CUDA_CHECK(cudaEventRecord(join, s1));
+    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(nullptr, join, 0));
   });
   cudaEventDestroy(fork);
   cudaEventDestroy(join);

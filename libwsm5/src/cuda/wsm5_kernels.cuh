@@ -11,7 +11,7 @@
 namespace wsm5::detail {
 
 // thread_per_column kernel: consecutive threads = consecutive columns i of row j. Min blocks per SM
-// (128 threads each), measured on the H200 with the register prefetch (apps/wsm5/README.md): IEEE build
+// (128 threads each), measured on the H200 with the register prefetch (libwsm5/README.md): IEEE build
 // 6 -> 80 registers + 104 B spilled, 0.721 ms; 5 -> 95, no spills, 0.687-0.692 ms. Fast-math build:
 // 4 -> 0.454, 5 -> 0.377, 6 -> 0.410 ms (run 1; 5 = 20 warps/SM is the default).
 #ifndef WSM5_TPC_MIN_BLOCKS
@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(WSM5_TPC_BLOCK, WSM5_TPC_MIN_BLOCKS) thread_pe
 // column water sums libreduce warp sums.
 // ------------------------------------------------------------------------------------------------------
 // Lanes per column for 32 < nz <= 48 (16: half warps, 3 levels per lane; 32: 2 levels per lane).
-// H200, CONUS nz = 35: 16 -> 1.09 ms, 32 -> 1.41 ms (apps/wsm5/README.md).
+// H200, CONUS nz = 35: 16 -> 1.09 ms, 32 -> 1.41 ms (libwsm5/README.md).
 #ifndef WSM5_WPC_WIDTH
 #define WSM5_WPC_WIDTH 16
 #endif

@@ -1,5 +1,5 @@
 // WSM5 V3.1 ("classic") pointwise physics, shared by the CPU reference and the CUDA variants.
-// Equations restated from /work/shared/wsm5-spec.md (WRF phys/module_mp_wsm5.F at V3.1); every
+// Equations restated from the WSM5 specification of the project's shared material (WRF phys/module_mp_wsm5.F at V3.1); every
 // expression keeps Fortran's left-to-right evaluation order so that float32 rounding matches
 // gfortran -O2 (no FMA contraction: the including TUs are built with -ffp-contract=off / -fmad=false).
 // Only sedimentation couples levels; it is NOT here: each variant owns its loop structure.

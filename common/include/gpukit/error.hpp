@@ -1,9 +1,9 @@
-// Errors thrown by the toolkit. No CUDA headers: a plain C++ program can catch these.
+// Errors thrown by every gpukit library (common layer). No CUDA headers: a plain C++ program can catch these.
 #pragma once
 #include <stdexcept>
 #include <string>
 
-namespace reduce {
+namespace gpukit {
 
 /// A CUDA runtime call or kernel launch failed. what() holds the CUDA error name and text, the
 /// file and line of the failing call, and the call itself.
@@ -23,4 +23,4 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-}  // namespace reduce
+}  // namespace gpukit

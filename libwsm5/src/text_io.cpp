@@ -1,4 +1,4 @@
-// Text formats of /work/shared/wsm5 (copied to data/wsm5): the input columns and WRF's golden output.
+// Text formats of the WSM5 golden cases (data/wsm5, with provenance in data/wsm5/PROVENANCE): the input columns and WRF's golden output.
 #include <fstream>
 #include <sstream>
 #include <stdexcept>

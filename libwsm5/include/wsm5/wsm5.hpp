@@ -103,7 +103,7 @@ diagnostics thread_per_column_step(domain& d, bool general_path_only = false);
 }  // namespace emulation
 
 /// Device-resident copy of a domain (padded pitch: nx rounded up to 32 floats, so warps read whole
-/// 128-byte lines), plus per-column diagnostics. Move-only; throws reduce::no_cuda_device without a GPU.
+/// 128-byte lines), plus per-column diagnostics. Move-only; throws gpukit::no_cuda_device without a GPU.
 class gpu_domain {
 public:
   explicit gpu_domain(const domain& d);
@@ -182,7 +182,7 @@ std::vector<field_error> compare(const domain& a, const domain& b, double rel_al
 
 /// Bounds |gpu - ref| <= abs + rel |ref| per field for a GPU variant against the CPU reference after
 /// `calls` calls, growing linearly with the calls. Derivation: tests/wsm5/test_wsm5.cpp ("Tolerances")
-/// and apps/wsm5/README.md ("Accuracy"). Per call: q 8e-9 kg/kg, theta 2.6e-4 K, precipitation 1e-6 mm,
+/// and libwsm5/README.md ("Accuracy"). Per call: q 8e-9 kg/kg, theta 2.6e-4 K, precipitation 1e-6 mm,
 /// sr 1e-5, relative part 5e-7; the precipitation fields' relative part adds gpu_precip_extra_rel().
 struct gpu_bounds {
   double q = 0, th = 0, precip = 0, sr = 0, rel = 0, precip_rel = 0;

@@ -1,15 +1,15 @@
-// reduce::detail::launch_kernel: cuLaunchKernel through the runtime's driver entry point.
-#include "reduce/cuda/launch.hpp"
+// gpukit::launch_kernel: cuLaunchKernel through the runtime's driver entry point.
+#include "gpukit/cuda_launch.hpp"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
 #include <string>
 
-#include "reduce/cuda/check.hpp"
-#include "reduce/error.hpp"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/error.hpp"
 
-namespace reduce::detail {
+namespace gpukit {
 namespace {
 
 struct driver_api {
@@ -44,15 +44,15 @@ void launch_kernel(const void* kernel, function_handles& handles, dim3 grid, dim
                    void** args) {
   const driver_api& api = driver();
   if (api.launch == nullptr) {
-    REDUCE_CUDA_CHECK(cudaLaunchKernel(kernel, grid, block, args, 0, stream));
+    GPUKIT_CUDA_CHECK(cudaLaunchKernel(kernel, grid, block, args, 0, stream));
     return;
   }
   int device = 0;
-  REDUCE_CUDA_CHECK(cudaGetDevice(&device));
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
   std::atomic<void*>& slot = handles[device & 63];
   auto fetch = [&] {
     cudaFunction_t f = nullptr;
-    REDUCE_CUDA_CHECK(cudaGetFuncBySymbol(&f, kernel));
+    GPUKIT_CUDA_CHECK(cudaGetFuncBySymbol(&f, kernel));
     if (device < 64) slot.store(reinterpret_cast<void*>(f), std::memory_order_relaxed);
     return reinterpret_cast<void*>(f);
   };
@@ -76,4 +76,4 @@ void launch_kernel(const void* kernel, function_handles& handles, dim3 grid, dim
   }
 }
 
-}  // namespace reduce::detail
+}  // namespace gpukit

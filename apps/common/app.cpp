@@ -56,6 +56,8 @@ int run_app(CLI::App& app, int argc, char** argv, const std::function<int()>& ac
   if (!action) return report_error(tool, "no command given", exit_bad_input);
   try {
     return action();
+  } catch (const check_failed& e) {
+    return report_error(tool, e.what(), exit_check_failed);
   } catch (const no_cuda_device& e) {
     return report_error(tool, e.what(), exit_runtime_error);
   } catch (const cuda_error& e) {
@@ -73,6 +75,16 @@ CLI::Option* add_device_option(CLI::App& cmd, std::string& device) {
   return cmd.add_option("--device", device, "where to run: auto (GPU when present), cpu or gpu")
       ->check(CLI::IsMember({"auto", "cpu", "gpu", "cuda"}))
       ->capture_default_str();
+}
+
+CLI::Option* add_quiet_flag(CLI::App& cmd, bool& quiet) {
+  quiet = false;
+  return cmd.add_flag("--quiet", quiet, "print only errors");
+}
+
+std::ostream& output_stream(bool quiet) {
+  static std::ostream discard(nullptr);  // no buffer: every write is dropped
+  return quiet ? discard : std::cout;
 }
 
 reduce::backend select_backend_announced(const std::string& tool, const std::string& device) {

@@ -17,19 +17,14 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 
+#include "app_errors.hpp"  // exit_code, bad_input, check_failed
 #include "reduce/device.hpp"
 
 namespace gpukit {
-
-enum exit_code : int { exit_ok = 0, exit_check_failed = 1, exit_bad_input = 2, exit_runtime_error = 3 };
-
-/// Bad input found by an app (a file, a value, a combination of options): exit 2, one line.
-struct bad_input : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 /// "TOOL 0.1.0 (git 1e92958), CUDA runtime 13.0, driver 13.0" (driver "none" without one).
 std::string version_text(const std::string& tool);
@@ -39,13 +34,20 @@ std::string version_text(const std::string& tool);
 void app_setup(CLI::App& app, const std::string& tool);
 
 /// Parses argv into `app` (whose subcommand callbacks set `action`), runs `action` and maps what it
-/// throws to one line on stderr and an exit code: CLI11 parse errors, gpukit::bad_input,
+/// throws to one line on stderr and an exit code: gpukit::check_failed -> 1; CLI11 parse errors, gpukit::bad_input,
 /// std::invalid_argument, std::out_of_range and library input errors -> 2; gpukit::cuda_error,
 /// gpukit::no_cuda_device, std::bad_alloc -> 3. --help and --version exit 0.
 int run_app(CLI::App& app, int argc, char** argv, const std::function<int()>& action);
 
 /// The --device option every app takes: auto | cpu | gpu ("cuda" is accepted as a synonym of gpu).
 CLI::Option* add_device_option(CLI::App& cmd, std::string& device);
+
+/// The --quiet flag (print only errors) every app takes.
+CLI::Option* add_quiet_flag(CLI::App& cmd, bool& quiet);
+
+/// Where a command prints its normal output: std::cout, or a stream that discards everything when
+/// `quiet` (errors still go to stderr through run_app).
+std::ostream& output_stream(bool quiet);
 
 /// reduce::select_backend for a --device value, saying on stderr when `auto` falls back to the CPU
 /// (libraries never print; a fallback is never silent).

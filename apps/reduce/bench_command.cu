@@ -1,5 +1,6 @@
-// `reduce bench`: libreduce's device-wide reductions against CUB, timed in the same run, from 2^10 to
-// 2^30 elements, plus two segmented cases; JSON, CSV and a table with the targets' PASS/MISS.
+// `reduce bench`, the measuring half: libreduce's device-wide reductions against CUB, timed in the same
+// run, from 2^10 to 2^30 elements, plus two segmented cases and the floor probe. gpu_commands.cpp checks
+// the targets, prints the table and writes the report.
 //
 // Timing: CUDA events around one call, warm-up first, median of many ("plain"; ours and CUB's samples
 // alternate, so that a drift of the host's launch cost during the run falls on both alike), and a CUDA
@@ -24,17 +25,15 @@
 #include <utility>
 #include <vector>
 
-#include "atomic_file.hpp"
+#include "app_errors.hpp"
 #include "bench_report.hpp"
-#include "cli.hpp"
-#include "commands.hpp"
 #include "cub_peers.hpp"
-#include "gpukit/cuda_timer.hpp"
 #include "floor_probe.hpp"
-#include "json_writer.hpp"
+#include "gpu_results.hpp"
 #include "gpukit/cuda_check.hpp"
-#include "reduce/device.hpp"
+#include "gpukit/cuda_timer.hpp"
 #include "gpukit/device_buffer.hpp"
+#include "reduce/device.hpp"
 #include "reduce/reduce.hpp"
 
 namespace reduce_app {
@@ -86,24 +85,12 @@ double reduction_bound(std::int64_t n, double abs_sum) {
 
 void check_close(const std::string& what, double got, double expected, double bound) {
   if (!(std::fabs(got - expected) <= bound))
-    throw std::runtime_error("bench: validation failed: " + what + " = " + rep::format("%.9g", got) + ", expected " +
+    throw gpukit::check_failed("bench: validation failed: " + what + " = " + rep::format("%.9g", got) + ", expected " +
                              rep::format("%.9g", expected) + " within " + rep::format("%.3g", bound));
 }
 void check_true(const std::string& what, bool ok) {
-  if (!ok) throw std::runtime_error("bench: validation failed: " + what);
+  if (!ok) throw gpukit::check_failed("bench: validation failed: " + what);
 }
-
-struct measured {
-  std::optional<double> plain_same_us, plain_rotating_us, graph_us;
-  int rotating_slices = 0;
-};
-
-struct result_row {
-  std::string op, peer_name;
-  std::int64_t n = 0;
-  double bytes = 0;  // bytes the operation must read (and write, for segmented outputs)
-  measured ours, cub;
-};
 
 // One operation: how we run it and how CUB runs it on inputs (x, y) of n elements.
 struct op_spec {
@@ -156,9 +143,9 @@ public:
   }
 
   // Times `op` at size n: plain same-buffer, plain rotating (when the inputs fit in L2), graph (n <= 2^24).
-  result_row run(const op_spec& op, std::int64_t n, const float* pool_x, const float* pool_y, std::int64_t pool_n,
+  bench_row run(const op_spec& op, std::int64_t n, const float* pool_x, const float* pool_y, std::int64_t pool_n,
                  const prefix_stats& stats) {
-    result_row r;
+    bench_row r;
     r.op = op.name;
     r.peer_name = op.peer_name;
     r.n = n;
@@ -188,12 +175,13 @@ public:
   }
 
   template <class Work>
-  result_row run_segmented(const std::string& name, std::int64_t items, std::int64_t segments, Work&& ours,
+  bench_row run_segmented(const std::string& name, std::int64_t items, std::int64_t segments, Work&& ours,
                            const cub_peers::call& cub) {
-    result_row r;
+    bench_row r;
     r.op = name;
     r.peer_name = "cub::DeviceSegmentedReduce::Sum";
     r.n = items;
+    r.segments = segments;
     r.bytes = static_cast<double>(items) * sizeof(float) + static_cast<double>(segments + 1) * sizeof(std::int64_t) +
               static_cast<double>(segments) * sizeof(float);
     std::tie(r.ours.plain_same_us, r.cub.plain_same_us) = plain_pair(ours, [&] { cub(stream_); }, items);
@@ -361,247 +349,81 @@ void validate_segmented(const std::string& name, const std::vector<float>& x, co
   }
 }
 
-struct target {
-  std::string name, value;
-  bool pass = false;
-};
 
-// The floor probe (floor_probe.hpp) at one size, timed against CUB's sum in the same alternated samples.
-struct floor_row {
-  std::int64_t n = 0;
-  int grid = 0;
-  double probe_us = 0, cub_us = 0;
-  double ratio() const { return probe_us / cub_us; }
-};
+std::string us_text(const std::optional<double>& v) { return v ? rep::format("%.2f", *v) : std::string("-"); }
 
-const result_row* find_row(const std::vector<result_row>& rows, const std::string& op, std::int64_t n) {
-  for (const auto& r : rows)
-    if (r.op == op && r.n == n) return &r;
-  return nullptr;
-}
-
-double ratio(const result_row& r) { return *r.ours.plain_same_us / *r.cub.plain_same_us; }
-
-std::vector<target> check_targets(const std::vector<result_row>& rows, const std::vector<floor_row>& floors,
-                                  const std::string& gpu) {
-  std::vector<target> t;
-  const bool h100 = gpu.find("H100") != std::string::npos;
-  // sum vs CUB, plain same-buffer timings (as the ANCHORS figures)
-  double worst_all = 0, worst_mid = 0;
-  std::int64_t worst_all_n = 0, worst_mid_n = 0;
-  for (const auto& r : rows) {
-    if (r.op != "sum") continue;
-    const double q = ratio(r);
-    if (q > worst_all) worst_all = q, worst_all_n = r.n;
-    if (r.n >= (1 << 14) && r.n <= (1 << 20) && q > worst_mid) worst_mid = q, worst_mid_n = r.n;
-  }
-  t.push_back({"sum <= 1.0x CUB time at every N", rep::format("worst %.3fx at ", worst_all) + rep::size_label(worst_all_n),
-               worst_all > 0 && worst_all <= 1.0});
-  std::string mid = worst_mid > 0 ? rep::format("worst %.3fx at ", worst_mid) + rep::size_label(worst_mid_n) : "not measured";
-  for (const auto& f : floors)  // what the loads and block trees alone cost there (floor_probe.hpp)
-    if (f.n == worst_mid_n) mid += rep::format(" (floor probe %.3fx)", f.ratio());
-  t.push_back({"sum <= 0.65x CUB time for 2^14..2^20", mid, worst_mid > 0 && worst_mid <= 0.65});
-  if (const auto* r = find_row(rows, "sum", std::int64_t{1} << 22))
-    t.push_back({"sum <= 0.8x CUB time at 2^22", rep::format("%.3fx", ratio(*r)), ratio(*r) <= 0.8});
-  const auto* s28 = find_row(rows, "sum", std::int64_t{1} << 28);
-  if (s28) {
-    const double gbps = gpukit::gb_per_s(s28->bytes, *s28->ours.plain_same_us);
-    const double need = h100 ? 3100 : 4450;
-    t.push_back({rep::format("sum >= %.2f TB/s at 2^28 (%s)", need / 1000, h100 ? "H100" : "H200"),
-                 rep::format("%.2f TB/s", gbps / 1000), gbps >= need});
-    for (const auto& [op, need_frac] : {std::pair<std::string, double>{"reproducible_sum", 0.90}, {"compensated_sum", 0.95}}) {
-      if (const auto* r = find_row(rows, op, std::int64_t{1} << 28)) {
-        const double frac = *s28->ours.plain_same_us / *r->ours.plain_same_us;
-        t.push_back({op + rep::format(" >= %.0f%% of sum throughput at 2^28", 100 * need_frac),
-                     rep::format("%.1f%%", 100 * frac), frac >= need_frac});
-      }
-    }
-  }
-  for (const auto& [op, need] : {std::pair<std::string, double>{"segmented_1M_tiny", 3.0}, {"segmented_1000x100k", 1.0}}) {
-    for (const auto& r : rows)
-      if (r.op == op) {
-        const double speedup = *r.cub.plain_same_us / *r.ours.plain_same_us;
-        t.push_back({op + rep::format(" >= %.0fx faster than CUB", need), rep::format("%.2fx", speedup), speedup >= need});
-      }
-  }
-  return t;
-}
-
-std::string opt_str(const std::optional<double>& v, const char* fmt = "%.2f") {
-  return v ? rep::format(fmt, *v) : std::string("-");
-}
-
-void write_json(const std::string& path, const std::string& gpu, const settings& s, double copy_gbps, double copy_us,
-                double l2, const std::vector<result_row>& rows, const std::vector<floor_row>& floors,
-                const std::vector<target>& targets) {
-  gpukit::json_writer j;
-  j.begin_object();
-  j.field("command", "reduce bench").field("gpu", gpu).field("quick", s.quick).field("cub", cub_peers::version());
-  j.field("type", "float");
-  j.field("timing",
-          "plain: CUDA events around one call, warm-up first, median, ours and CUB's samples alternated; graph: one "
-          "CUDA Graph of 100 calls, time per call, median (sizes <= 2^24); workspace and CUB temporary storage "
-          "allocated before timing");
-  j.field("buffers",
-          "plain_same_us reuses one input buffer for every call (as the ANCHORS figures: data up to ~L2 size stays "
-          "in L2); plain_rotating_us cycles through disjoint slices of a 2^30-element pool (more than 4x L2 between "
-          "two visits, so reads come from DRAM), measured where the input fits in L2; graph_us uses the same buffer");
-  j.field("l2_bytes", l2);
-  j.begin_object("ceiling")
-      .field("memcpy_d2d_gbps_read_plus_write", copy_gbps)
-      .field("memcpy_d2d_us_1GiB", copy_us)
-      .end_object();
-  j.begin_array("results");
-  for (const auto& r : rows) {
-    j.begin_object().field("op", r.op).field("peer", r.peer_name).field("n", static_cast<long long>(r.n));
-    j.field("bytes", r.bytes);
-    auto impl = [&](const char* key, const measured& m) {
-      j.begin_object(key);
-      auto opt = [&](const char* k, const std::optional<double>& v) {
-        if (v) j.field(k, *v);
-        else j.field(k, std::numeric_limits<double>::quiet_NaN());  // null
-      };
-      opt("plain_same_us", m.plain_same_us);
-      opt("plain_rotating_us", m.plain_rotating_us);
-      opt("graph_us", m.graph_us);
-      j.field("rotating_slices", m.rotating_slices);
-      j.field("gbps_plain_same", gpukit::gb_per_s(r.bytes, *m.plain_same_us));
-      if (m.plain_rotating_us) j.field("gbps_plain_rotating", gpukit::gb_per_s(r.bytes, *m.plain_rotating_us));
-      j.field("pct_of_copy_ceiling", 100.0 * gpukit::gb_per_s(r.bytes, *m.plain_same_us) / copy_gbps);
-      j.end_object();
-    };
-    impl("ours", r.ours);
-    impl("cub", r.cub);
-    j.field("ratio_ours_over_cub_plain", ratio(r));
-    if (r.ours.graph_us && r.cub.graph_us) j.field("ratio_ours_over_cub_graph", *r.ours.graph_us / *r.cub.graph_us);
-    j.end_object();
-  }
-  j.end_array();
-  j.field("floor_probe_about",
-          "reduce::sum's medium grid, launch path, traversal and block tree at that size, each block storing its "
-          "partial, no cross-block step (not a sum; the partials are checked to add up to the sum); plain timing "
-          "alternated with CUB's sum");
-  j.begin_array("floor_probe");
-  for (const auto& f : floors)
-    j.begin_object()
-        .field("n", static_cast<long long>(f.n))
-        .field("grid", f.grid)
-        .field("probe_plain_us", f.probe_us)
-        .field("cub_plain_us", f.cub_us)
-        .field("ratio_probe_over_cub_plain", f.ratio())
-        .end_object();
-  j.end_array();
-  j.begin_array("targets");
-  for (const auto& t : targets) j.begin_object().field("target", t.name).field("value", t.value).field("pass", t.pass).end_object();
-  j.end_array();
-  j.end_object();
-  j.commit(path);
-}
-
-void write_csv(const std::string& path, const std::vector<result_row>& rows) {
-  std::ostringstream csv;
-  csv << "op,n,bytes,impl,plain_same_us,plain_rotating_us,graph_us,gbps_plain_same,gbps_plain_rotating\n";
-  for (const auto& r : rows)
-    for (const auto& [impl, m] : {std::pair<const char*, const measured*>{"ours", &r.ours}, {"cub", &r.cub}})
-      csv << r.op << ',' << r.n << ',' << rep::format("%.0f", r.bytes) << ',' << impl << ','
-          << opt_str(m->plain_same_us, "%.4f") << ',' << opt_str(m->plain_rotating_us, "%.4f") << ','
-          << opt_str(m->graph_us, "%.4f") << ',' << rep::format("%.3f", gpukit::gb_per_s(r.bytes, *m->plain_same_us))
-          << ','
-          << (m->plain_rotating_us ? rep::format("%.3f", gpukit::gb_per_s(r.bytes, *m->plain_rotating_us))
-                                   : std::string("-"))
-          << "\n";
-  gpukit::write_file_atomically(path, csv.str());
-}
-
-}  // namespace
-
-int bench_command(int argc, char** argv) {
-  gpukit::cli::args a(argc, argv, 2, {"json", "csv", "out"}, {"quick"});
-  if (!a.positional().empty()) throw gpukit::cli::usage_error("bench takes no positional arguments");
+settings make_settings(bool quick) {
   settings s;
-  s.quick = a.flag("quick");
-  if (s.quick) {
+  s.quick = quick;
+  if (quick) {
     s.plain = {5, 61};  // cheap below 2^28, and the small sizes need the samples (launch jitter)
     s.slow_plain = {2, 7};
     s.graph = {1, 5};
   }
-  std::string json_path = a.get("json", ""), csv_path = a.get("csv", "");
-  if (a.has("out")) {
-    if (json_path.empty()) json_path = a.get("out", "") + "/reduce-bench.json";
-    if (csv_path.empty()) csv_path = a.get("out", "") + "/reduce-bench.csv";
-  }
-  if (!reduce::cuda_device_available())
-    throw gpukit::no_cuda_device("reduce bench times GPU kernels: " + reduce::cuda_unavailable_reason());
+  return s;
+}
 
-  const std::string gpu = reduce::cuda_device_description();
-  std::cout << "reduce bench on " << gpu << (s.quick ? "  [quick]" : "") << ", " << cub_peers::version() << "\n";
-  const gpukit::owned_stream owned;
-  const cudaStream_t stream = owned.get();
-  bench b(s, stream);
+// The inputs every case reads: prefixes of a 2^30-element pool of x and y, kept on the host for the oracle.
+struct pool {
+  std::int64_t n;
+  std::vector<float> hx, hy;
+  gpukit::device_buffer<float> dx{hx}, dy{hy};
+};
 
-  double copy_us = 0;
-  const double copy_gbps = b.measure_copy_gbps(&copy_us);
-  std::cout << rep::format("ceiling: device-to-device copy %.0f GB/s (read + write, 1 GiB in %.1f us); L2 %.0f MB\n",
-                           copy_gbps, copy_us, b.l2_bytes() / 1e6);
-
-  std::vector<int> exponents;  // every even exponent in both modes: the targets speak of every N
-  for (int k = 10; k <= 30; k += 2) exponents.push_back(k);
-  const std::int64_t pool_n = std::int64_t{1} << exponents.back();
-
-  std::cerr << "bench: generating and uploading 2 x " << pool_n << " floats\n";
-  const std::vector<float> hx = rep::uniform_floats(pool_n, -1.f, 1.f, 31);
-  const std::vector<float> hy = rep::uniform_floats(pool_n, -1.f, 1.f, 32);
-  const gpukit::device_buffer<float> dx(hx), dy(hy);
-
-  // Segmented inputs (prefixes of the pool) and every workspace, before any timing.
-  const std::vector<std::int64_t> off_tiny = random_offsets(1000000, 16, 41);
-  const std::vector<std::int64_t> off_long = equal_offsets(1000, 100000);
-  const gpukit::device_buffer<std::int64_t> d_off_tiny(off_tiny), d_off_long(off_long);
-  gpukit::device_buffer<float> seg_ours(1000000), seg_cub(1000000);
-  reduce::workspace ws;
-  ws.reserve(std::max(reduce::workspace::segmented_bytes(1000000), reduce::workspace::segmented_bytes(1000)));
-  outputs out;
-  const std::vector<op_spec> ops = make_ops(ws, out);
-  gpukit::device_synchronize();  // every setup memset/copy is done before the first timed call
-
-  std::vector<result_row> rows;
+std::vector<bench_row> time_sizes(bench& b, const std::vector<op_spec>& ops, const pool& p,
+                                  const std::vector<int>& exponents, std::ostream& log) {
+  std::vector<bench_row> rows;
   prefix_stats stats;
   for (int k : exponents) {
     const std::int64_t n = std::int64_t{1} << k;
-    stats.extend(hx, hy, n);
+    stats.extend(p.hx, p.hy, n);
     for (const auto& op : ops) {
-      rows.push_back(b.run(op, n, dx.data(), dy.data(), pool_n, stats));
+      rows.push_back(b.run(op, n, p.dx.data(), p.dy.data(), p.n, stats));
       const auto& r = rows.back();
-      std::cerr << "  " << rep::format("%-17s", op.name.c_str()) << " 2^" << k << ": ours "
-                << opt_str(r.ours.plain_same_us) << " us, CUB " << opt_str(r.cub.plain_same_us) << " us\n";
+      log << "  " << rep::format("%-17s", op.name.c_str()) << " 2^" << k << ": ours " << us_text(r.ours.plain_same_us)
+          << " us, CUB " << us_text(r.cub.plain_same_us) << " us\n";
     }
   }
+  return rows;
+}
 
-  auto segmented = [&](const std::string& name, const std::vector<std::int64_t>& off,
-                       const gpukit::device_buffer<std::int64_t>& d_off) {
-    const std::int64_t segments = static_cast<std::int64_t>(off.size()) - 1;
-    const std::int64_t items = off.back();
-    const cub_peers::call cub = cub_peers::segmented_sum(dx.data(), d_off.data(), segments, seg_cub.data());
-    auto ours = [&] { reduce::segmented_sum(dx.data(), d_off.data(), segments, seg_ours.data(), ws, stream); };
-    seg_ours.fill_bytes(0xFF);
-    seg_cub.fill_bytes(0xFF);
-    gpukit::device_synchronize();  // the poison (legacy stream) lands before the calls (non-blocking stream)
-    ours();
-    cub(stream);
-    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
-    std::vector<float> o = seg_ours.download(), c = seg_cub.download();
-    o.resize(static_cast<std::size_t>(segments));
-    c.resize(static_cast<std::size_t>(segments));
-    validate_segmented(name, hx, off, o, c);
-    rows.push_back(b.run_segmented(name, items, segments, ours, cub));
-    std::cerr << "  " << name << ": ours " << opt_str(rows.back().ours.plain_same_us) << " us, CUB "
-              << opt_str(rows.back().cub.plain_same_us) << " us\n";
-  };
-  segmented("segmented_1M_tiny", off_tiny, d_off_tiny);
-  segmented("segmented_1000x100k", off_long, d_off_long);
+// One segmented case: offsets on the host (for the oracle) and on the device.
+struct segmented_case {
+  std::string name;
+  std::vector<std::int64_t> off;
+  gpukit::device_buffer<std::int64_t> d_off{off};
+};
 
-  // The floor probe at the multi-block sizes of the 0.65x target, validated first: its partials, poisoned
-  // before the run, must add up to the sum (every element read once).
+// Output buffers of the segmented cases and the workspace, sized for the largest case before any timing.
+struct segmented_outputs {
+  gpukit::device_buffer<float> ours, cub;
+  reduce::workspace& ws;
+};
+
+bench_row time_segmented(bench& b, const segmented_case& sc, const pool& p, segmented_outputs& o,
+                         cudaStream_t stream, std::ostream& log) {
+  const std::int64_t segments = static_cast<std::int64_t>(sc.off.size()) - 1;
+  const cub_peers::call cub = cub_peers::segmented_sum(p.dx.data(), sc.d_off.data(), segments, o.cub.data());
+  auto ours = [&] { reduce::segmented_sum(p.dx.data(), sc.d_off.data(), segments, o.ours.data(), o.ws, stream); };
+  o.ours.fill_bytes(0xFF);
+  o.cub.fill_bytes(0xFF);
+  gpukit::device_synchronize();  // the poison (legacy stream) lands before the calls (non-blocking stream)
+  ours();
+  cub(stream);
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<float> got_ours = o.ours.download(), got_cub = o.cub.download();
+  got_ours.resize(static_cast<std::size_t>(segments));
+  got_cub.resize(static_cast<std::size_t>(segments));
+  validate_segmented(sc.name, p.hx, sc.off, got_ours, got_cub);
+  bench_row r = b.run_segmented(sc.name, sc.off.back(), segments, ours, cub);
+  log << "  " << sc.name << ": ours " << us_text(r.ours.plain_same_us) << " us, CUB " << us_text(r.cub.plain_same_us)
+      << " us\n";
+  return r;
+}
+
+// The floor probe at the multi-block sizes of the 0.65x target, validated first: its partials, poisoned
+// before the run, must add up to the sum (every element read once).
+std::vector<floor_row> time_floor_probe(bench& b, const pool& p, outputs& out, cudaStream_t stream) {
   std::vector<floor_row> floors;
   prefix_stats floor_stats;  // extended size by size, as the main loop's
   for (int k : {16, 18, 20}) {
@@ -611,47 +433,57 @@ int bench_command(int argc, char** argv) {
     gpukit::device_buffer<float> partials(grid);
     partials.fill_bytes(0xFF);
     gpukit::device_synchronize();  // the poison (legacy stream) lands before the probe (non-blocking stream)
-    floor_probe::run(dx.data(), n, partials.data(), stream);
+    floor_probe::run(p.dx.data(), n, partials.data(), stream);
     GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
     double total = 0;
     for (const float v : partials.download()) total += v;
-    floor_stats.extend(hx, hy, n);
+    floor_stats.extend(p.hx, p.hy, n);
     check_close("floor probe's partials at n = " + std::to_string(n), total, floor_stats.sum,
                 reduction_bound(n, floor_stats.abs_sum));
-    const cub_peers::call cub = cub_peers::sum(dx.data(), n, out.cub.data());
+    const cub_peers::call cub = cub_peers::sum(p.dx.data(), n, out.cub.data());
     const auto [probe_us, cub_us] =
-        b.plain_pair([&] { floor_probe::run(dx.data(), n, partials.data(), stream); }, [&] { cub(stream); }, n);
+        b.plain_pair([&] { floor_probe::run(p.dx.data(), n, partials.data(), stream); }, [&] { cub(stream); }, n);
     floors.push_back({n, grid, probe_us, cub_us});
   }
+  return floors;
+}
 
-  const std::vector<target> targets = check_targets(rows, floors, gpu);
-  if (!json_path.empty()) write_json(json_path, gpu, s, copy_gbps, copy_us, b.l2_bytes(), rows, floors, targets);
-  if (!csv_path.empty()) write_csv(csv_path, rows);
+}  // namespace
 
-  // The compact table, last.
-  std::cout << "\n" << rep::format("%-20s %6s %11s %11s %7s %9s %9s %9s %9s %8s\n", "op", "N", "ours us", "CUB us",
-                                   "ratio", "ours GB/s", "CUB GB/s", "ours grph", "CUB grph", "% ceil");
-  for (const auto& r : rows) {
-    const double g = gpukit::gb_per_s(r.bytes, *r.ours.plain_same_us);
-    std::cout << rep::format("%-20s %6s %11.2f %11.2f %6.3fx %9.0f %9.0f %9s %9s %7.1f%%\n", r.op.c_str(),
-                             r.op.rfind("segmented", 0) == 0 ? "-" : rep::size_label(r.n).c_str(), *r.ours.plain_same_us,
-                             *r.cub.plain_same_us, ratio(r), g, gpukit::gb_per_s(r.bytes, *r.cub.plain_same_us),
-                             opt_str(r.ours.graph_us).c_str(), opt_str(r.cub.graph_us).c_str(), 100 * g / copy_gbps);
-  }
-  std::cout << "ratio = ours / CUB time (plain, same buffer: as ANCHORS); grph = CUDA Graph of 100 calls, us per call; "
-               "% ceil = our GB/s over the device-to-device copy's (read + write) GB/s. DRAM-honest rotating-buffer "
-               "figures are in the JSON/CSV.\n\ntargets:\n";
-  for (const auto& t : targets)
-    std::cout << "  " << (t.pass ? "PASS " : "MISS ") << rep::format("%-52s", t.name.c_str()) << " " << t.value << "\n";
-  std::cout << "\nfloor probe: reduce::sum's medium grid at that size, its loads and block trees only (no cross-block "
-               "step, so not a sum); plain, alternated with CUB:\n";
-  for (const auto& f : floors) {
-    const result_row* r = find_row(rows, "sum", f.n);
-    std::cout << rep::format("  %s: %d blocks, %.2f us vs CUB %.2f us = %.3fx", rep::size_label(f.n).c_str(), f.grid,
-                             f.probe_us, f.cub_us, f.ratio())
-              << (r ? rep::format("  (reduce::sum %.3fx in its own row)", ratio(*r)) : std::string()) << "\n";
-  }
-  return 0;
+bench_data measure_bench(bool quick, std::ostream& log) {
+  if (!reduce::cuda_device_available())
+    throw gpukit::no_cuda_device("reduce bench times GPU kernels: " + reduce::cuda_unavailable_reason());
+  bench_data d;
+  d.gpu = reduce::cuda_device_description();
+  log << "reduce bench on " << d.gpu << (quick ? "  [quick]" : "") << ", " << cub_peers::version() << "\n";
+  const gpukit::owned_stream owned;
+  const cudaStream_t stream = owned.get();
+  bench b(make_settings(quick), stream);
+  d.copy_gbps = b.measure_copy_gbps(&d.copy_us);
+  d.l2_bytes = b.l2_bytes();
+  log << rep::format("ceiling: device-to-device copy %.0f GB/s (read + write, 1 GiB in %.1f us); L2 %.0f MB\n",
+                     d.copy_gbps, d.copy_us, d.l2_bytes / 1e6);
+
+  std::vector<int> exponents;  // every even exponent in both modes: the targets speak of every N
+  for (int k = 10; k <= 30; k += 2) exponents.push_back(k);
+  const std::int64_t pool_n = std::int64_t{1} << exponents.back();
+  log << "bench: generating and uploading 2 x " << pool_n << " floats\n";
+  const pool p{pool_n, rep::uniform_floats(pool_n, -1.f, 1.f, 31), rep::uniform_floats(pool_n, -1.f, 1.f, 32)};
+
+  // Segmented inputs (prefixes of the pool) and every workspace, before any timing.
+  const segmented_case tiny{"segmented_1M_tiny", random_offsets(1000000, 16, 41)};
+  const segmented_case equal{"segmented_1000x100k", equal_offsets(1000, 100000)};
+  reduce::workspace ws;
+  ws.reserve(std::max(reduce::workspace::segmented_bytes(1000000), reduce::workspace::segmented_bytes(1000)));
+  segmented_outputs seg{gpukit::device_buffer<float>(1000000), gpukit::device_buffer<float>(1000000), ws};
+  outputs out;
+  const std::vector<op_spec> ops = make_ops(ws, out);
+  gpukit::device_synchronize();  // every setup memset/copy is done before the first timed call
+
+  d.rows = time_sizes(b, ops, p, exponents, log);
+  for (const segmented_case* sc : {&tiny, &equal}) d.segmented.push_back(time_segmented(b, *sc, p, seg, stream, log));
+  d.floors = time_floor_probe(b, p, out, stream);
+  return d;
 }
 
 }  // namespace reduce_app

@@ -1,5 +1,5 @@
 // Helpers shared by `reduce ladder` and `reduce bench`: fast reproducible host inputs and number
-// formatting. (Report files go through apps/common/atomic_file.hpp.)
+// formatting. (Reports go through apps/common/report.hpp.)
 #pragma once
 #include <cmath>
 #include <cstdint>

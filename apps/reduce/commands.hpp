@@ -1,7 +1,27 @@
-// apps/reduce subcommands. Each takes the arguments after the command word and returns an exit code.
+// apps/reduce subcommands: main.cpp parses the command line (CLI11) into these options; each command
+// returns its exit code and throws for errors (gpukit::run_app maps them, apps/common/app.hpp).
 #pragma once
+#include <string>
+
 namespace reduce_app {
-int sum_command(int argc, char** argv);
-int ladder_command(int argc, char** argv);  // ladder_command.cu
-int bench_command(int argc, char** argv);   // bench_command.cu
-}
+
+struct sum_options {
+  std::string file;
+  std::string type = "float";  // float double int32 int64 uint32 uint64
+  std::string device = "auto";
+  std::string json;  // report path; empty: none
+  bool quiet = false;
+};
+
+/// `reduce ladder` and `reduce bench`: GPU timings, no input file.
+struct gpu_bench_options {
+  bool quick = false;
+  std::string json;
+  bool quiet = false;
+};
+
+int sum_command(const sum_options& opt);           // sum_command.cpp
+int ladder_command(const gpu_bench_options& opt);  // gpu_commands.cpp (timings: ladder_command.cu)
+int bench_command(const gpu_bench_options& opt);   // gpu_commands.cpp (timings: bench_command.cu)
+
+}  // namespace reduce_app

@@ -1,40 +1,30 @@
-// `spmv bench [--quick] [--explore] [--classes a,b] [--out DIR]`: the ANCHORS matrix classes generated
+// `spmv bench [--quick] [--explore] [--classes a,b] [--json FILE]`: the ANCHORS matrix classes generated
 // in-process (float values, int32 indices), every algorithm and cuSPARSE ALG1/ALG2 timed in the same run,
-// the copy ceiling measured beside them; JSON, CSV, a PNG bar chart (bench/plot_spmv.py) and a table with
-// the target checks. --explore also times the vector kernel at every forced width (vector_w2 ..
-// vector_w32, listed after the main table and in the JSON/CSV); --classes keeps only the named classes
-// (targets are then checked on those alone).
+// the copy ceiling measured beside them; a table with the target checks and the JSON report (bench/plot.py
+// draws it). --explore also times the vector kernel at every forced width (vector_w2 .. vector_w32,
+// listed after the main table and in the report); --classes keeps only the named classes (targets are
+// then checked on those alone).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iomanip>
-#include <iostream>
-#include <map>
+#include <ostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "atomic_file.hpp"
-#include "cli.hpp"
+#include "app.hpp"
 #include "commands.hpp"
-#include "json_writer.hpp"
-#include "reduce/device.hpp"
 #include "gpukit/device_buffer.hpp"
+#include "reduce/device.hpp"
+#include "report.hpp"
 #include "run_command.hpp"
 #include "sparse/generate.hpp"
 #include "sparse/reference.hpp"
 #include "sparse/spmv.hpp"
-
-#ifndef SPMV_PLOT_SCRIPT
-#define SPMV_PLOT_SCRIPT ""
-#endif
 
 namespace spmv_app {
 namespace {
@@ -140,200 +130,208 @@ class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmu
   return c;
 }
 
+// The algorithms of the main table, in its column order.
+const std::vector<std::string> table_names = {"scalar",   "shared_cached", "warp_per_row", "vector",   "adaptive",
+                                              "block_per_row", "merge",   "warp_stream",  "stencil",  "windowed",
+                                              "automatic", "cusparse_alg1", "cusparse_alg2"};
+
+double alg1_speedup(const class_result& c) { return c.get("cusparse_alg1").us / c.get("automatic").us; }
+double alg2_speedup(const class_result& c) { return c.get("cusparse_alg2").us / c.get("automatic").us; }
+
+/// The target figures over the anchor classes (and the validity of every timing).
+struct summary {
+  double geomean = 0;      // ALG1 / automatic
+  double csr_geomean = 0;  // the same with automatic held to the CSR kernels (its choice before stencil/windowed)
+  bool all_faster = true, laplace_ok = true, all_valid = true;
+  double laplace_target = 0;
+};
+
+summary summarize(const std::vector<class_result>& results, double laplace_target) {
+  summary s;
+  s.laplace_target = laplace_target;
+  double log_sum = 0, csr_log_sum = 0;
+  int anchors = 0;
+  for (const auto& c : results) {
+    for (const auto& t : c.t) s.all_valid &= t.within_bound;
+    if (c.name == "laplace2d" || c.name == "laplace3d") s.laplace_ok &= c.get("automatic").gbs >= laplace_target;
+    if (!c.anchor) continue;
+    log_sum += std::log(alg1_speedup(c));
+    csr_log_sum += std::log(c.get("cusparse_alg1").us / c.get(c.csr_choice).us);
+    ++anchors;
+    s.all_faster &= alg1_speedup(c) > 1.0;
+  }
+  s.geomean = anchors ? std::exp(log_sum / anchors) : 0;
+  s.csr_geomean = anchors ? std::exp(csr_log_sum / anchors) : 0;
+  return s;
+}
+
+void print_main_table(const std::vector<class_result>& results, std::ostream& out) {
+  out << "\nmedian us (GB/s of minimum bytes)\n" << std::left << std::setw(12) << "class";
+  for (const auto& n : table_names) out << std::right << std::setw(15) << n;
+  out << std::setw(9) << "auto/A1" << std::setw(9) << "auto/A2" << "\n";
+  for (const auto& c : results) {
+    out << std::left << std::setw(12) << c.name;
+    for (const auto& n : table_names) {
+      const timing* t = c.find(n);  // stencil or windowed on a matrix it does not apply to: n/a
+      out << std::right << std::setw(15)
+          << (t ? fixed(t->us, 1) + " (" + fixed(t->gbs, 0) + ")" + (t->within_bound ? "" : "!") : "n/a");
+    }
+    out << std::setw(8) << fixed(alg1_speedup(c), 2) << "x" << std::setw(8) << fixed(alg2_speedup(c), 2) << "x\n";
+  }
+}
+
+void print_notes(const std::vector<class_result>& results, bool explore, std::ostream& out) {
+  out << "\nstencil reads no col_idx (one pattern byte per row instead), so its GB/s above count more bytes than it "
+         "moves:\n";
+  for (const auto& c : results) {
+    out << "  " << std::left << std::setw(12) << c.name;
+    if (const timing* t = c.find("stencil"))
+      out << "moves " << fixed(c.stencil_bytes / 1e6, 1) << " MB per call (CSR minimum " << fixed(c.bytes / 1e6, 1)
+          << " MB): " << fixed(c.stencil_bytes / (t->us * 1e3), 0) << " GB/s of its own bytes\n";
+    else
+      out << "not run: " << c.stencil_why_not << "\n";
+  }
+  out << "\nwindowed reads its own copy of the entries (a 32-bit word and the value each, padding below):\n";
+  for (const auto& c : results) {
+    out << "  " << std::left << std::setw(12) << c.name;
+    if (const timing* t = c.find("windowed")) out << t->plan << "\n";
+    else out << "not run: " << c.windowed_why_not << "\n";
+  }
+  if (explore) {
+    out << "\nexplore: vector at every forced width, median us (GB/s)\n";
+    for (const auto& c : results) {
+      out << std::left << std::setw(12) << c.name;
+      for (const auto& t : c.t)
+        if (t.name.rfind("vector_w", 0) == 0)
+          out << std::right << std::setw(22) << (t.name + " " + fixed(t.us, 1) + (t.within_bound ? "" : "!"));
+      out << "\n";
+    }
+  }
+  out << "\nautomatic chose:\n";
+  for (const auto& c : results) out << "  " << std::left << std::setw(12) << c.name << c.automatic_plan << "\n";
+}
+
+void print_targets(const std::vector<class_result>& results, const summary& s, bool h200, std::ostream& out) {
+  out << "\ntargets (" << (h200 ? "H200" : "not an H200: Laplacian target = 80 % of the copy ceiling") << "):\n";
+  for (const auto& c : results)
+    if (c.anchor)
+      out << "  " << (alg1_speedup(c) > 1.0 ? "PASS" : "MISS") << "  automatic faster than ALG1 on " << c.name << ": "
+          << fixed(alg1_speedup(c), 2) << "x\n";
+  out << "  " << (s.geomean >= 1.25 ? "PASS" : "MISS") << "  geometric mean of ALG1 / automatic >= 1.25: "
+      << fixed(s.geomean, 3) << "x\n";
+  out << "        (automatic held to the CSR kernels, no stencil or windowed: " << fixed(s.csr_geomean, 3) << "x)\n";
+  for (const auto& c : results) {
+    if (c.name != "laplace2d" && c.name != "laplace3d") continue;
+    const double gbs = c.get("automatic").gbs;
+    out << "  " << (gbs >= s.laplace_target ? "PASS" : "MISS") << "  " << c.name << " automatic " << fixed(gbs, 0)
+        << " GB/s >= " << fixed(s.laplace_target, 0) << " GB/s";
+    if (c.automatic_plan.rfind("stencil", 0) == 0)
+      out << " (stencil: " << fixed(c.stencil_bytes / (c.get("automatic").us * 1e3), 0)
+          << " GB/s of the bytes it moves; best CSR kernel, " << c.csr_choice << ": " << fixed(c.get(c.csr_choice).gbs, 0)
+          << " GB/s)";
+    out << "\n";
+  }
+  out << "  " << (s.all_valid ? "ok  " : "FAIL") << "  every result within its derived per-row bound of the reference\n";
+}
+
+// One record per matrix (its facts and automatic's choice), one per matrix and algorithm (the timings).
+void add_matrices_json(nlohmann::json& res, const std::vector<class_result>& results) {
+  res["matrices"] = nlohmann::json::array();
+  res["timings"] = nlohmann::json::array();
+  for (const auto& c : results) {
+    nlohmann::json m = {{"matrix", c.name},
+                        {"anchor", c.anchor},
+                        {"rows", c.rows},
+                        {"cols", c.cols},
+                        {"nnz", c.nnz},
+                        {"min_traffic_bytes", c.bytes},
+                        {"stencil_traffic_bytes", c.stencil_bytes},
+                        {"automatic_plan", c.automatic_plan},
+                        {"automatic_csr_choice", c.csr_choice},
+                        {"automatic_vs_alg1_speedup_ratio", alg1_speedup(c)},
+                        {"automatic_vs_alg2_speedup_ratio", alg2_speedup(c)}};
+    if (!c.stencil_why_not.empty()) m["stencil_not_applicable"] = c.stencil_why_not;
+    if (!c.windowed_why_not.empty()) m["windowed_not_applicable"] = c.windowed_why_not;
+    res["matrices"].push_back(std::move(m));
+    for (const auto& t : c.t) {
+      nlohmann::json r = {{"matrix", c.name}, {"algorithm", t.name}, {"plan", t.plan},
+                          {"time_us", t.us},  {"gb_per_s", t.gbs},  {"within_bound", t.within_bound}};
+      if (std::isfinite(t.worst_ratio)) r["error_over_bound_ratio"] = t.worst_ratio;
+      res["timings"].push_back(std::move(r));
+    }
+  }
+}
+
+nlohmann::json bench_report(const bench_options& opt, const std::vector<class_result>& results, const summary& s,
+                            double ceiling, int warmup, int reps) {
+  nlohmann::json j = gpukit::report::make("spmv", "bench");
+  j["inputs"] = {{"quick", opt.quick},
+                 {"explore", opt.explore},
+                 {"classes", opt.classes},
+                 {"value_type", "float"},
+                 {"index_type", "int32"},
+                 {"timing", "CUDA events around each call, warm-up first, median; y = A x (alpha 1, beta 0)"}};
+  nlohmann::json& res = j["results"];
+  res = {{"warmup_calls_count", warmup},
+         {"repeats", reps},
+         {"copy_ceiling_gb_per_s", ceiling},
+         {"laplace_target_gb_per_s", s.laplace_target}};
+  add_matrices_json(res, results);
+  res["targets"] = {{"automatic_faster_than_alg1_everywhere", s.all_faster},
+                    {"geomean_vs_alg1_speedup_ratio", s.geomean},
+                    {"geomean_vs_alg1_csr_kernels_only_speedup_ratio", s.csr_geomean},
+                    {"geomean_target_met", s.geomean >= 1.25},
+                    {"laplace_bandwidth_target_met", s.laplace_ok},
+                    {"all_within_bound", s.all_valid}};
+  return j;
+}
+
+// The six ANCHORS classes at their sizes, plus denserow (no anchor: the split path under load); --classes
+// keeps the named ones (checked when parsed).
+std::vector<sparse::benchmark_matrix> select_classes(const std::vector<std::string>& only) {
+  auto set = sparse::benchmark_matrices(false);
+  if (only.empty()) return set;
+  set.erase(std::remove_if(set.begin(), set.end(),
+                           [&](const sparse::benchmark_matrix& m) {
+                             return std::find(only.begin(), only.end(), m.name) == only.end();
+                           }),
+            set.end());
+  return set;
+}
+
 }  // namespace
 
-int bench_command(int argc, char** argv) {
-  gpukit::cli::args args(argc, argv, 2, {"out", "classes"}, {"quick", "explore"});
-  if (!args.positional().empty()) throw gpukit::cli::usage_error("bench takes no positional arguments");
-  const bool quick = args.flag("quick");
-  const bool explore = args.flag("explore");
-  std::vector<std::string> only;  // --classes a,b: keep these classes alone
-  {
-    std::stringstream list(args.get("classes", ""));
-    for (std::string name; std::getline(list, name, ',');)
-      if (!name.empty()) only.push_back(name);
-  }
-  const std::string out = args.get("out", "spmv-bench-out");
+int bench_command(const bench_options& opt) {
   if (!reduce::cuda_device_available())
     throw gpukit::no_cuda_device("spmv bench needs a CUDA device: " + reduce::cuda_unavailable_reason());
-  std::filesystem::create_directories(out);
-  const int warmup = quick ? 3 : 10, reps = quick ? 25 : 200;
+  std::ostream& out = gpukit::output_stream(opt.quiet);
+  const int warmup = opt.quick ? 3 : 10, reps = opt.quick ? 25 : 200;
   const std::string gpu = reduce::cuda_device_description();
-  std::cout << "spmv bench on " << gpu << (quick ? " (quick: full sizes, " : " (") << reps
-            << " timed calls after " << warmup << " warm-up, median; float values, int32 indices, y = A x)\n";
-
+  out << "spmv bench on " << gpu << (opt.quick ? " (quick: full sizes, " : " (") << reps << " timed calls after "
+      << warmup << " warm-up, median; float values, int32 indices, y = A x)\n";
   const double ceiling = copy_ceiling_gbs();
   const bool h200 = gpu.find("H200") != std::string::npos;
   // The Laplacian target: 3.6 TB/s on an H200 (~85 % of its 4.26 TB/s copy ceiling); elsewhere 80 % of the
   // copy ceiling measured here.
   const double laplace_target = h200 ? 3600.0 : 0.8 * ceiling;
-  std::cout << "copy ceiling (1 GiB device-to-device cudaMemcpy, read + write): " << fixed(ceiling, 0) << " GB/s\n\n";
+  out << "copy ceiling (1 GiB device-to-device cudaMemcpy, read + write): " << fixed(ceiling, 0) << " GB/s\n\n";
 
-  // The six ANCHORS classes at their sizes, plus denserow (no anchor: the split path under load).
-  auto set = sparse::benchmark_matrices(false);
-  if (!only.empty()) {
-    for (const auto& name : only)
-      if (std::none_of(set.begin(), set.end(), [&](const sparse::benchmark_matrix& m) { return m.name == name; }))
-        throw gpukit::cli::usage_error("--classes: unknown class '" + name +
-                                       "' (laplace2d, laplace3d, random16, powerlaw, random2, random1000, denserow)");
-    set.erase(std::remove_if(set.begin(), set.end(),
-                             [&](const sparse::benchmark_matrix& m) {
-                               return std::find(only.begin(), only.end(), m.name) == only.end();
-                             }),
-              set.end());
-  }
   std::vector<class_result> results;
-  for (std::size_t k = 0; k < set.size(); ++k) {
-    std::cout << "  " << set[k].name << " ..." << std::flush;
-    results.push_back(bench_one(set[k], set[k].name != "denserow", warmup, reps, explore));
-    std::cout << " " << results.back().nnz << " entries\n";
+  for (const auto& m : select_classes(opt.classes)) {
+    out << "  " << m.name << " ..." << std::flush;
+    results.push_back(bench_one(m, m.name != "denserow", warmup, reps, opt.explore));
+    out << " " << results.back().nnz << " entries\n";
   }
-
-  const std::vector<std::string> names = {"scalar",   "shared_cached", "warp_per_row", "vector",        "adaptive",
-                                          "block_per_row", "merge", "warp_stream", "stencil", "windowed", "automatic",    "cusparse_alg1", "cusparse_alg2"};
-  std::cout << "\nmedian us (GB/s of minimum bytes)\n" << std::left << std::setw(12) << "class";
-  for (const auto& n : names) std::cout << std::right << std::setw(15) << n;
-  std::cout << std::setw(9) << "auto/A1" << std::setw(9) << "auto/A2" << "\n";
-  double log_sum = 0;
-  int anchors = 0;
-  bool all_faster = true, laplace_ok = true, all_valid = true;
-  std::ostringstream csv;
-  csv << "class,rows,cols,nnz,min_bytes,algorithm,plan,median_us,gb_per_s,within_bound\n";
-  for (const auto& c : results) {
-    std::cout << std::left << std::setw(12) << c.name;
-    for (const auto& n : names) {
-      if (!c.find(n)) {  // stencil or windowed on a matrix it does not apply to
-        std::cout << std::right << std::setw(15) << "n/a";
-        continue;
-      }
-      const auto& t = c.get(n);
-      std::cout << std::right << std::setw(15) << (fixed(t.us, 1) + " (" + fixed(t.gbs, 0) + ")" + (t.within_bound ? "" : "!"));
-      all_valid &= t.within_bound;
-      csv << c.name << ',' << c.rows << ',' << c.cols << ',' << c.nnz << ',' << fixed(c.bytes, 0) << ',' << n << ",\""
-          << t.plan << "\"," << fixed(t.us, 3) << ',' << fixed(t.gbs, 1) << ',' << (t.within_bound ? 1 : 0) << '\n';
-    }
-    const double r1 = c.get("cusparse_alg1").us / c.get("automatic").us;
-    const double r2 = c.get("cusparse_alg2").us / c.get("automatic").us;
-    std::cout << std::setw(8) << fixed(r1, 2) << "x" << std::setw(8) << fixed(r2, 2) << "x\n";
-    if (c.anchor) {
-      log_sum += std::log(r1);
-      ++anchors;
-      all_faster &= r1 > 1.0;
-    }
+  const summary s = summarize(results, laplace_target);
+  print_main_table(results, out);
+  print_notes(results, opt.explore, out);
+  print_targets(results, s, h200, out);
+  if (!opt.json.empty()) {
+    gpukit::report::write(opt.json, bench_report(opt, results, s, ceiling, warmup, reps));
+    out << "\nwrote " << opt.json << "\n";
   }
-  const double geomean = anchors ? std::exp(log_sum / anchors) : 0;
-  // The same with automatic held to the CSR kernels (its choice before it considers stencil or windowed).
-  double csr_log_sum = 0;
-  for (const auto& c : results)
-    if (c.anchor) csr_log_sum += std::log(c.get("cusparse_alg1").us / c.get(c.csr_choice).us);
-  const double csr_geomean = anchors ? std::exp(csr_log_sum / anchors) : 0;
-  std::cout << "\nstencil reads no col_idx (one pattern byte per row instead), so its GB/s above count more bytes"
-               " than it moves:\n";
-  for (const auto& c : results) {
-    std::cout << "  " << std::left << std::setw(12) << c.name;
-    if (const timing* t = c.find("stencil"))
-      std::cout << "moves " << fixed(c.stencil_bytes / 1e6, 1) << " MB per call (CSR minimum " << fixed(c.bytes / 1e6, 1)
-                << " MB): " << fixed(c.stencil_bytes / (t->us * 1e3), 0) << " GB/s of its own bytes\n";
-    else
-      std::cout << "not run: " << c.stencil_why_not << "\n";
-  }
-  std::cout << "\nwindowed reads its own copy of the entries (a 32-bit word and the value each, padding below):\n";
-  for (const auto& c : results) {
-    std::cout << "  " << std::left << std::setw(12) << c.name;
-    if (const timing* t = c.find("windowed")) std::cout << t->plan << "\n";
-    else std::cout << "not run: " << c.windowed_why_not << "\n";
-  }
-  if (explore) {
-    std::cout << "\nexplore: vector at every forced width, median us (GB/s)\n";
-    for (const auto& c : results) {
-      std::cout << std::left << std::setw(12) << c.name;
-      for (const auto& t : c.t) {
-        if (t.name.rfind("vector_w", 0) != 0) continue;
-        all_valid &= t.within_bound;
-        std::cout << std::right << std::setw(22) << (t.name + " " + fixed(t.us, 1) + (t.within_bound ? "" : "!"));
-        csv << c.name << ',' << c.rows << ',' << c.cols << ',' << c.nnz << ',' << fixed(c.bytes, 0) << ',' << t.name
-            << ",\"" << t.plan << "\"," << fixed(t.us, 3) << ',' << fixed(t.gbs, 1) << ',' << (t.within_bound ? 1 : 0) << '\n';
-      }
-      std::cout << "\n";
-    }
-  }
-
-  std::cout << "\nautomatic chose:\n";
-  for (const auto& c : results) std::cout << "  " << std::left << std::setw(12) << c.name << c.automatic_plan << "\n";
-  std::cout << "\ntargets (" << (h200 ? "H200" : "not an H200: Laplacian target = 80 % of the copy ceiling") << "):\n";
-  for (const auto& c : results) {
-    if (!c.anchor) continue;
-    const double r1 = c.get("cusparse_alg1").us / c.get("automatic").us;
-    std::cout << "  " << (r1 > 1.0 ? "PASS" : "MISS") << "  automatic faster than ALG1 on " << c.name << ": "
-              << fixed(r1, 2) << "x\n";
-  }
-  std::cout << "  " << (geomean >= 1.25 ? "PASS" : "MISS") << "  geometric mean of ALG1 / automatic >= 1.25: "
-            << fixed(geomean, 3) << "x\n";
-  std::cout << "        (automatic held to the CSR kernels, no stencil or windowed: " << fixed(csr_geomean, 3) << "x)\n";
-  for (const auto& c : results) {
-    if (c.name != "laplace2d" && c.name != "laplace3d") continue;
-    const double gbs = c.get("automatic").gbs;
-    const bool ok = gbs >= laplace_target;
-    laplace_ok &= ok;
-    std::cout << "  " << (ok ? "PASS" : "MISS") << "  " << c.name << " automatic " << fixed(gbs, 0) << " GB/s >= "
-              << fixed(laplace_target, 0) << " GB/s";
-    if (c.automatic_plan.rfind("stencil", 0) == 0)
-      std::cout << " (stencil: " << fixed(c.stencil_bytes / (c.get("automatic").us * 1e3), 0)
-                << " GB/s of the bytes it moves; best CSR kernel, " << c.csr_choice << ": "
-                << fixed(c.get(c.csr_choice).gbs, 0) << " GB/s)";
-    std::cout << "\n";
-  }
-  std::cout << "  " << (all_valid ? "ok  " : "FAIL") << "  every result within its derived per-row bound of the reference\n";
-
-  gpukit::json_writer j;
-  j.begin_object();
-  j.field("benchmark", "spmv").field("gpu", gpu).field("quick", quick).field("warmup", warmup).field("repeat", reps);
-  j.field("value_type", "float").field("index_type", "int32").field("copy_ceiling_gb_per_s", ceiling);
-  j.field("laplace_target_gb_per_s", laplace_target);
-  j.begin_array("classes");
-  for (const auto& c : results) {
-    j.begin_object();
-    j.field("name", c.name).field("anchor", c.anchor).field("rows", static_cast<long long>(c.rows));
-    j.field("cols", static_cast<long long>(c.cols)).field("nnz", static_cast<long long>(c.nnz)).field("min_bytes", c.bytes);
-    j.field("automatic_plan", c.automatic_plan).field("automatic_csr_choice", c.csr_choice);
-    j.field("stencil_bytes", c.stencil_bytes);
-    if (!c.stencil_why_not.empty()) j.field("stencil_not_applicable", c.stencil_why_not);
-    if (!c.windowed_why_not.empty()) j.field("windowed_not_applicable", c.windowed_why_not);
-    j.field("automatic_vs_alg1", c.get("cusparse_alg1").us / c.get("automatic").us);
-    j.field("automatic_vs_alg2", c.get("cusparse_alg2").us / c.get("automatic").us);
-    j.begin_array("timings");
-    for (const auto& t : c.t) {
-      j.begin_object();
-      j.field("algorithm", t.name).field("plan", t.plan).field("median_us", t.us).field("gb_per_s", t.gbs);
-      j.field("within_bound", t.within_bound).field("worst_error_over_bound", t.worst_ratio);
-      j.end_object();
-    }
-    j.end_array();
-    j.end_object();
-  }
-  j.end_array();
-  j.begin_object("targets");
-  j.field("automatic_faster_than_alg1_everywhere", all_faster).field("geomean_vs_alg1", geomean);
-  j.field("geomean_vs_alg1_csr_kernels_only", csr_geomean);
-  j.field("geomean_target_met", geomean >= 1.25).field("laplace_bandwidth_target_met", laplace_ok);
-  j.field("all_within_bound", all_valid);
-  j.end_object();
-  j.end_object();
-  const std::string json_path = out + "/spmv-bench.json";
-  j.commit(json_path);
-  gpukit::write_file_atomically(out + "/spmv-bench.csv", csv.str());
-
-  // The bar chart: bench/plot_spmv.py (matplotlib). A missing python3/matplotlib is said, not hidden.
-  const std::string script = SPMV_PLOT_SCRIPT;
-  const std::string png = out + "/spmv-bench.png";
-  if (script.empty() || !std::filesystem::exists(script)) {
-    std::cerr << "spmv bench: note: plot script not found ('" << script << "'): " << png << " not written\n";
-  } else {
-    const std::string cmd = "python3 '" + script + "' '" + json_path + "' '" + png + "'";
-    if (std::system(cmd.c_str()) != 0) std::cerr << "spmv bench: note: the plot failed (" << cmd << "): " << png << " not written\n";
-  }
-  std::cout << "\nwrote " << json_path << ", " << out << "/spmv-bench.csv, " << png << "\n";
-  return all_valid ? 0 : 1;
+  if (!s.all_valid) throw gpukit::check_failed("spmv bench: a result is outside its derived per-row error bound");
+  return gpukit::exit_ok;
 }
 
 }  // namespace spmv_app

@@ -1,8 +1,56 @@
-// apps/spmv subcommands. Each takes the full argv (the command word is argv[1]) and returns an exit code.
+// apps/spmv subcommands: main.cpp parses the command line (CLI11) into these options; each command
+// returns its exit code and throws for errors (gpukit::run_app maps them, apps/common/app.hpp).
 #pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sparse/generate.hpp"
+
 namespace spmv_app {
-int convert_command(int argc, char** argv);   // io_commands.cpp
-int generate_command(int argc, char** argv);  // io_commands.cpp
-int run_command(int argc, char** argv);       // run_command.cpp / .cu
-int bench_command(int argc, char** argv);     // bench_command.cpp / .cu
+
+/// --precision and --index of convert and generate.
+struct storage_options {
+  std::string precision = "double";  // float | double
+  int index = 32;                    // 32 | 64
+};
+
+struct convert_options {
+  std::string in, out;
+  storage_options storage;
+  bool quiet = false;
+};
+
+struct generate_options {
+  std::string class_name, out;
+  sparse::generate_params params;  // sizes left 0 when not given
+  storage_options storage;
+  std::string description;  // written into the file: the command line that made it
+  bool quiet = false;
+};
+
+struct run_options {
+  std::string path;
+  std::string algorithm = "automatic";  // a name or "all"
+  bool check = false;
+  int repeats = 50;
+  std::string precision = "float";
+  std::string device = "auto";
+  std::string json;
+  bool quiet = false;
+};
+
+struct bench_options {
+  bool quick = false;
+  bool explore = false;
+  std::vector<std::string> classes;  // empty: all
+  std::string json;
+  bool quiet = false;
+};
+
+int convert_command(const convert_options& opt);    // io_commands.cpp
+int generate_command(const generate_options& opt);  // io_commands.cpp
+int run_command(const run_options& opt);            // run_command.cpp
+int bench_command(const bench_options& opt);        // bench_command.cpp
+
 }  // namespace spmv_app

@@ -1,36 +1,126 @@
-// spmv: command-line front end of libsparse.
-#include <iostream>
-#include <string>
+// spmv: command-line front end of libsparse (`spmv --help`; exit codes in apps/README.md).
+#include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "app.hpp"
 #include "commands.hpp"
-#include "run_main.hpp"
+#include "sparse/spmv.hpp"
 
 namespace {
-const char* usage =
-    "usage: spmv COMMAND ...\n"
-    "  run FILE.h5|FILE.mtx [--algorithm NAME|all] [--check] [--repeat N] [--precision float|double]\n"
-    "      [--device auto|cpu|cuda] [--json OUT]\n"
-    "  bench [--quick] [--explore] [--classes a,b] [--out DIR]\n"
-    "  convert IN OUT            (.mtx <-> .h5, by extension)\n"
-    "  generate CLASS OUT [options] (see `spmv generate --help`)\n";
+
+using action_t = std::function<int()>;
+constexpr std::int64_t max_size = std::int64_t{1} << 40;  // rows, columns, lengths: the library checks Index fit
+
+void add_storage_options(CLI::App& cmd, spmv_app::storage_options& s) {
+  cmd.add_option("--precision", s.precision, "value type stored")
+      ->check(CLI::IsMember({"float", "double"}))
+      ->capture_default_str();
+  cmd.add_option("--index", s.index, "index width in bits")->check(CLI::IsMember({32, 64}))->capture_default_str();
 }
 
+void add_convert(CLI::App& app, spmv_app::convert_options& o, action_t& action) {
+  CLI::App* c = app.add_subcommand(
+      "convert", "convert between Matrix Market (.mtx) and HDF5 (.h5, .hdf5), by extension; values stored as double "
+                 "and indices as int32 unless --precision/--index say otherwise; never leaves a partial file");
+  c->add_option("in", o.in, "input matrix (.mtx, .h5, .hdf5)")->required()->type_name("IN");
+  c->add_option("out,--output", o.out, "output matrix (.mtx, .h5, .hdf5)")->required()->type_name("OUT");
+  add_storage_options(*c, o.storage);
+  gpukit::add_quiet_flag(*c, o.quiet);
+  c->callback([&] { action = [&] { return spmv_app::convert_command(o); }; });
+}
+
+void add_generate(CLI::App& app, spmv_app::generate_options& o, action_t& action) {
+  CLI::App* g = app.add_subcommand(
+      "generate", "generate a benchmark matrix class: laplace2d (--n: n x n grid, 5-point), laplace3d (--n: n^3 "
+                  "grid, 7-point), random (--rows --cols --k: k columns per row drawn with replacement, deduplicated), "
+                  "powerlaw (--rows --cols: length min(L, floor(2 u^-0.7)), L = --max-length), denserow (--rows "
+                  "--cols --k: short rows plus row rows/2 with --dense-length distinct entries). Same seed, same "
+                  "matrix everywhere. Example: spmv generate laplace2d lap.h5 --n 2048");
+  g->add_option("class", o.class_name, "matrix class")
+      ->required()
+      ->check(CLI::IsMember({"laplace2d", "laplace3d", "random", "powerlaw", "denserow"}));
+  g->add_option("out,--output", o.out, "output matrix (.mtx, .h5, .hdf5)")->required()->type_name("OUT");
+  sparse::generate_params& p = o.params;
+  g->add_option("--n", p.n, "grid side (laplace2d, laplace3d)")->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
+  g->add_option("--rows", p.rows, "rows (random, powerlaw, denserow)")->check(CLI::Range(std::int64_t{1}, max_size));
+  g->add_option("--cols", p.cols, "columns (default: --rows)")->check(CLI::Range(std::int64_t{1}, max_size));
+  g->add_option("--k", p.k, "entries drawn per row (random, denserow)")->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
+  g->add_option("--seed", p.seed, "random seed")->check(CLI::NonNegativeNumber)->capture_default_str();
+  g->add_option("--max-length", p.max_length, "powerlaw: cap on the row length")
+      ->check(CLI::Range(std::int64_t{1}, max_size))
+      ->capture_default_str();
+  g->add_option("--dense-length", p.dense_length, "denserow: entries of the dense row")
+      ->check(CLI::Range(std::int64_t{1}, max_size))
+      ->capture_default_str();
+  add_storage_options(*g, o.storage);
+  gpukit::add_quiet_flag(*g, o.quiet);
+  g->callback([&] { action = [&] { return spmv_app::generate_command(o); }; });
+}
+
+// "NAME|all": a name sparse::parse_spmv_algorithm knows, checked when parsed (CLI11 validator: the
+// message, or empty when valid).
+std::string check_algorithm(const std::string& name) {
+  if (name == "all") return {};
+  try {
+    sparse::parse_spmv_algorithm(name);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return {};
+}
+
+void add_run(CLI::App& app, spmv_app::run_options& o, action_t& action) {
+  CLI::App* r = app.add_subcommand(
+      "run", "y = A x with the chosen algorithm(s), timed against cuSPARSE ALG1/ALG2 in the same run and compared "
+             "with the double-accumulating reference, Eigen and cuSPARSE (--device cpu: the Eigen backend alone)");
+  r->add_option("file", o.path, "matrix (.mtx, .h5, .hdf5)")->required()->type_name("FILE");
+  r->add_option("--algorithm", o.algorithm, "an SpMV algorithm of libsparse, or all")
+      ->check(check_algorithm, "NAME|all")
+      ->capture_default_str();
+  r->add_flag("--check", o.check, "exit 1 when a result is outside its derived per-row error bound");
+  r->add_option("--repeats,--repeat", o.repeats, "timed calls per figure (median)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  r->add_option("--precision", o.precision, "value type")->check(CLI::IsMember({"float", "double"}))->capture_default_str();
+  gpukit::add_device_option(*r, o.device);
+  r->add_option("--json", o.json, "write the report (apps/README.md, JSON reports) to FILE")->type_name("FILE");
+  gpukit::add_quiet_flag(*r, o.quiet);
+  r->callback([&] { action = [&] { return spmv_app::run_command(o); }; });
+}
+
+void add_bench(CLI::App& app, spmv_app::bench_options& o, action_t& action) {
+  CLI::App* b = app.add_subcommand(
+      "bench", "the ANCHORS matrix classes generated in-process (float values, int32 indices), every algorithm and "
+               "cuSPARSE ALG1/ALG2 timed in the same run, the copy ceiling beside them, the targets' PASS/MISS "
+               "(needs a GPU)");
+  b->add_flag("--quick", o.quick, "fewer timed calls (same sizes)");
+  b->add_flag("--explore", o.explore, "also time the vector kernel at every forced width (vector_w2 .. vector_w32)");
+  b->add_option("--classes", o.classes, "keep only these classes (comma-separated); targets apply to those alone")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"laplace2d", "laplace3d", "random16", "powerlaw", "random2", "random1000", "denserow"}));
+  b->add_option("--json", o.json, "write the report (apps/README.md, JSON reports) to FILE")->type_name("FILE");
+  gpukit::add_quiet_flag(*b, o.quiet);
+  b->callback([&] { action = [&] { return spmv_app::bench_command(o); }; });
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  return gpukit::run_main("spmv", usage, [&]() -> int {
-    if (argc < 2) throw gpukit::cli::usage_error("missing command");
-    const std::string cmd = argv[1];
-    if (cmd == "-h" || cmd == "--help") {
-      std::cout << usage;
-      return 0;
-    }
-#ifdef SPMV_APP_HAVE_IO_COMMANDS
-    if (cmd == "convert") return spmv_app::convert_command(argc, argv);
-    if (cmd == "generate") return spmv_app::generate_command(argc, argv);
-#endif
-#ifdef SPMV_APP_HAVE_RUN_BENCH
-    if (cmd == "run") return spmv_app::run_command(argc, argv);
-    if (cmd == "bench") return spmv_app::bench_command(argc, argv);
-#endif
-    throw gpukit::cli::usage_error("unknown command '" + cmd + "'");
-  });
+  CLI::App app{"spmv: CSR sparse matrix-vector products of libsparse from the command line", "spmv"};
+  gpukit::app_setup(app, "spmv");
+  action_t action;
+  spmv_app::convert_options convert;
+  spmv_app::generate_options generate;
+  spmv_app::run_options run;
+  spmv_app::bench_options bench;
+  add_convert(app, convert, action);
+  add_generate(app, generate, action);
+  add_run(app, run, action);
+  add_bench(app, bench, action);
+  return gpukit::run_app(app, argc, argv, action);
 }

@@ -6,24 +6,21 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iomanip>
-#include <iostream>
-#include <memory>
 #include <optional>
+#include <ostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include "app.hpp"
 #include "commands.hpp"
-#include "run_main.hpp"
-#include "json_writer.hpp"
-#include "reduce/device.hpp"
 #include "gpukit/device_buffer.hpp"
+#include "reduce/device.hpp"
+#include "report.hpp"
 #include "sparse/io.hpp"
 #include "sparse/reference.hpp"
 #include "sparse/spmv.hpp"
@@ -31,22 +28,27 @@
 namespace spmv_app {
 namespace {
 
-struct options {
-  std::string path;
-  std::string algorithm = "automatic";  // a name or "all"
-  bool check = false;
-  int repeat = 50;
-  std::string precision = "float";
-  reduce::backend backend = reduce::backend::cpu;
-  std::string json;
-};
+using I = std::int32_t;
 
 struct row_result {
-  std::string name;        // algorithm (or peer) name
-  std::string detail;      // plan description
-  double us = 0;           // median time
+  std::string name;    // algorithm (or peer) name
+  std::string detail;  // plan description
+  double us = 0;       // median time
   error_summary vs_ref, vs_eigen, vs_cusparse;
   bool have_cusparse = false;
+  double worst() const {
+    return std::max({vs_ref.max_ratio, vs_eigen.max_ratio, have_cusparse ? vs_cusparse.max_ratio : 0.0});
+  }
+};
+
+/// The matrix, x, the oracles' y and the per-row bounds: what every algorithm is checked against.
+template <class V>
+struct problem {
+  sparse::host_csr<V, I> a;
+  std::string x_origin;
+  std::vector<V> x, poison, y_ref, y_eigen;
+  std::vector<double> bound;
+  double bytes = 0, flops = 0;
 };
 
 /// x: the file's /matrix/x when an HDF5 file carries one of the right length, else fixed pseudo-random
@@ -56,14 +58,30 @@ std::vector<V> input_x(const std::string& path, std::int64_t cols, std::string& 
   if (sparse::format_of(path) == sparse::file_format::hdf5) {
     if (auto x = sparse::read_hdf5_vector<V>(path, "/matrix/x")) {
       if (static_cast<std::int64_t>(x->size()) != cols)
-        throw std::runtime_error(path + ": /matrix/x has " + std::to_string(x->size()) + " entries, the matrix " +
-                                 std::to_string(cols) + " columns");
+        throw gpukit::bad_input(path + ": /matrix/x has " + std::to_string(x->size()) + " entries, the matrix " +
+                                std::to_string(cols) + " columns");
       origin = "the file's /matrix/x";
       return *x;
     }
   }
   origin = "pseudo-random in [-1, 1), seed 2026";
   return pseudo_random_vector<V>(cols, 2026);
+}
+
+template <class V>
+problem<V> load_problem(const std::string& path) {
+  problem<V> p;
+  p.a = sparse::read_matrix<V, I>(path);
+  p.a.validate();
+  p.x = input_x<V>(path, p.a.cols(), p.x_origin);
+  p.poison.assign(static_cast<std::size_t>(p.a.rows()), V(NAN));  // beta == 0: never read
+  p.y_ref = p.y_eigen = p.poison;
+  sparse::reference::spmv_reference(p.a, V(1), p.x.data(), V(0), p.y_ref.data());
+  sparse::reference::spmv_eigen(p.a, V(1), p.x.data(), V(0), p.y_eigen.data());
+  p.bound = sparse::reference::row_error_bounds(p.a, V(1), p.x.data(), V(0), p.poison.data());
+  p.bytes = minimum_bytes<V, I>(p.a.rows(), p.a.cols(), p.a.nnz(), false);
+  p.flops = 2.0 * static_cast<double>(p.a.nnz());
+  return p;
 }
 
 double median_cpu_us(const std::function<void()>& f, int reps) {
@@ -87,187 +105,180 @@ std::string fmt(double v, int prec = 3, bool sci = false) {
   return o.str();
 }
 
-template <class V>
-int run_typed(const options& opt) {
-  using I = std::int32_t;
-  const auto a = sparse::read_matrix<V, I>(opt.path);
-  a.validate();
-  std::string x_origin;
-  const std::vector<V> x = input_x<V>(opt.path, a.cols(), x_origin);
-  const V alpha = V(1), beta = V(0);
-  const std::vector<V> poison(static_cast<std::size_t>(a.rows()), V(NAN));  // beta == 0: never read
-
-  std::vector<V> y_ref = poison, y_eigen = poison;
-  sparse::reference::spmv_reference(a, alpha, x.data(), beta, y_ref.data());
-  sparse::reference::spmv_eigen(a, alpha, x.data(), beta, y_eigen.data());
-  const std::vector<double> bound = sparse::reference::row_error_bounds(a, alpha, x.data(), beta, poison.data());
-  const double bytes = minimum_bytes<V, I>(a.rows(), a.cols(), a.nnz(), beta != V(0));
-  const double flops = 2.0 * static_cast<double>(a.nnz());
-
-  std::cout << "file       " << opt.path << "\n"
-            << "matrix     " << a.rows() << " x " << a.cols() << ", " << a.nnz() << " entries, " << opt.precision
-            << " values, int32 indices\n"
-            << "x          " << x_origin << "; y = A x (alpha 1, beta 0)\n"
-            << "min bytes  " << fmt(bytes / 1e6, 3) << " MB per call (values + col_idx + row_ptr + x + y)\n";
-
+/// The timings of one run: the rows and cuSPARSE's ALG1/ALG2 medians (the speedups' denominators).
+struct run_rows {
   std::vector<row_result> rows;
   std::optional<double> alg1_us, alg2_us;
-  if (opt.backend == reduce::backend::cpu) {
-    std::cout << "device     cpu: the Eigen backend (sparse::reference::spmv); GPU algorithms and cuSPARSE are "
-                 "not run\n";
-    std::vector<V> y = poison;
-    row_result r;
-    r.name = "eigen_cpu";
-    r.detail = "sparse::reference::spmv (Eigen)";
-    r.us = median_cpu_us([&] { sparse::reference::spmv(a, alpha, x.data(), beta, y.data()); }, opt.repeat);
-    r.vs_ref = compare_rows(y, y_ref, bound);
-    r.vs_eigen = compare_rows(y, y_eigen, bound);
-    rows.push_back(r);
-  } else {
-    std::cout << "device     cuda: " << reduce::cuda_device_description() << "\n";
-    const sparse::device_csr<V, I> d(a);
-    gpukit::device_buffer<V> dx(x), dy(a.rows());
-    const int warmup = 3;
-    std::vector<V> y_peer;
-    if (a.rows() > 0 && a.cols() > 0 && a.nnz() > 0) {
-      for (auto alg : {sparse::cusparse_algorithm::alg1, sparse::cusparse_algorithm::alg2}) {
-        dy.fill_bytes(0xFF);
-        sparse::cusparse_spmv<V, I> peer(d.view(), alg, dx.data(), dy.data(), alpha, beta);
-        row_result r;
-        r.name = sparse::to_string(alg);
-        r.detail = alg == sparse::cusparse_algorithm::alg1 ? "CUSPARSE_SPMV_CSR_ALG1" : "CUSPARSE_SPMV_CSR_ALG2";
-        r.us = median_gpu_us([&] { peer.run(alpha, beta); }, warmup, opt.repeat);
-        const auto y = dy.download();
-        r.vs_ref = compare_rows(y, y_ref, bound);
-        r.vs_eigen = compare_rows(y, y_eigen, bound);
-        (alg == sparse::cusparse_algorithm::alg1 ? alg1_us : alg2_us) = r.us;
-        if (alg == sparse::cusparse_algorithm::alg2) y_peer = y;  // the deterministic one is the oracle
-        rows.push_back(r);
-      }
-    } else {
-      std::cout << "cuSPARSE   not run (a matrix without rows, columns or entries)\n";
-    }
-    std::vector<sparse::spmv_algorithm> algs;
-    if (opt.algorithm == "all") {
-      algs = sparse::concrete_spmv_algorithms();
-      algs.push_back(sparse::spmv_algorithm::automatic);
-    } else {
-      algs.push_back(sparse::parse_spmv_algorithm(opt.algorithm));
-    }
-    for (auto alg : algs) {
-      std::string why;
-      const auto maybe = plan_if_applicable(d, alg, why);
-      if (!maybe) {  // skipped under "all", an error when asked for
-        if (opt.algorithm != "all") throw std::runtime_error(opt.path + ": " + why);
-        std::cout << std::left << std::setw(11) << sparse::to_string(alg) << "not run: " << why << "\n";
-        continue;
-      }
-      const sparse::spmv_plan<V, I>& plan = *maybe;
-      dy.fill_bytes(0xFF);  // poison: beta == 0 must write every row
-      row_result r;
-      r.name = sparse::to_string(alg);
-      r.detail = plan.describe();
-      r.us = median_gpu_us([&] { sparse::spmv(plan, alpha, dx.data(), beta, dy.data()); }, warmup, opt.repeat);
-      const auto y = dy.download();
-      r.vs_ref = compare_rows(y, y_ref, bound);
-      r.vs_eigen = compare_rows(y, y_eigen, bound);
-      if (!y_peer.empty()) {
-        r.vs_cusparse = compare_rows(y, y_peer, bound);
-        r.have_cusparse = true;
-      }
-      rows.push_back(r);
-    }
-  }
+};
 
-  // Table. Errors are max |y - oracle| over the rows; "worst/bound" is the largest ratio of an error to
-  // its row's derived bound 2 gamma_{k+2} S_i over all oracles (<= 1 passes --check).
-  std::cout << "\n"
-            << std::left << std::setw(14) << "algorithm" << std::right << std::setw(11) << "median us" << std::setw(10)
-            << "GB/s" << std::setw(10) << "GFLOP/s" << std::setw(11) << "err ref" << std::setw(11) << "err Eigen"
-            << std::setw(11) << "err cuSP" << std::setw(12) << "worst/bound" << std::setw(9) << "vs ALG1"
-            << std::setw(9) << "vs ALG2" << "  plan\n";
-  bool all_ok = true;
-  gpukit::json_writer j;
-  j.begin_object();
-  j.field("file", opt.path).field("rows", static_cast<long long>(a.rows())).field("cols", static_cast<long long>(a.cols()));
-  j.field("nnz", static_cast<long long>(a.nnz())).field("precision", opt.precision).field("index", "int32");
-  j.field("device", opt.backend == reduce::backend::cuda ? reduce::cuda_device_description() : std::string("cpu (Eigen)"));
-  j.field("min_bytes", bytes).field("repeat", opt.repeat);
-  j.begin_array("results");
-  for (const auto& r : rows) {
-    const double worst = std::max({r.vs_ref.max_ratio, r.vs_eigen.max_ratio, r.have_cusparse ? r.vs_cusparse.max_ratio : 0.0});
-    all_ok &= worst <= 1.0;
-    const double gbs = r.us > 0 ? bytes / (r.us * 1e3) : 0, gflops = r.us > 0 ? flops / (r.us * 1e3) : 0;
-    const double vs1 = alg1_us ? *alg1_us / r.us : NAN, vs2 = alg2_us ? *alg2_us / r.us : NAN;
-    std::cout << std::left << std::setw(14) << r.name << std::right << std::setw(11) << fmt(r.us, 1) << std::setw(10)
-              << fmt(gbs, 0) << std::setw(10) << fmt(gflops, 1) << std::setw(11) << fmt(r.vs_ref.max_abs, 2, true)
-              << std::setw(11) << fmt(r.vs_eigen.max_abs, 2, true) << std::setw(11)
-              << (r.have_cusparse ? fmt(r.vs_cusparse.max_abs, 2, true) : std::string("-")) << std::setw(12)
-              << fmt(worst, 3) << std::setw(9) << (alg1_us ? fmt(vs1, 2) + "x" : "-") << std::setw(9)
-              << (alg2_us ? fmt(vs2, 2) + "x" : "-") << "  " << r.detail << (worst <= 1.0 ? "" : "  [OUT OF BOUND]")
-              << "\n";
-    j.begin_object();
-    j.field("algorithm", r.name).field("plan", r.detail).field("median_us", r.us).field("gb_per_s", gbs);
-    j.field("gflop_per_s", gflops).field("max_err_reference", r.vs_ref.max_abs).field("max_err_eigen", r.vs_eigen.max_abs);
-    if (r.have_cusparse) j.field("max_err_cusparse", r.vs_cusparse.max_abs);
-    j.field("worst_error_over_bound", worst).field("within_bound", worst <= 1.0);
-    if (alg1_us) j.field("speedup_vs_alg1", vs1);
-    if (alg2_us) j.field("speedup_vs_alg2", vs2);
-    j.end_object();
+template <class V>
+run_rows run_cpu(const problem<V>& p, const run_options& opt) {
+  std::vector<V> y = p.poison;
+  row_result r;
+  r.name = "eigen_cpu";
+  r.detail = "sparse::reference::spmv (Eigen)";
+  r.us = median_cpu_us([&] { sparse::reference::spmv(p.a, V(1), p.x.data(), V(0), y.data()); }, opt.repeats);
+  r.vs_ref = compare_rows(y, p.y_ref, p.bound);
+  r.vs_eigen = compare_rows(y, p.y_eigen, p.bound);
+  return {{r}, std::nullopt, std::nullopt};
+}
+
+// cuSPARSE ALG1 and ALG2 (rows of their own); ALG2's y, deterministic, becomes the third oracle.
+template <class V>
+std::vector<V> run_cusparse(const problem<V>& p, const sparse::device_csr<V, I>& d, gpukit::device_buffer<V>& dx,
+                            gpukit::device_buffer<V>& dy, int repeats, run_rows& out) {
+  std::vector<V> y_peer;
+  for (auto alg : {sparse::cusparse_algorithm::alg1, sparse::cusparse_algorithm::alg2}) {
+    dy.fill_bytes(0xFF);
+    sparse::cusparse_spmv<V, I> peer(d.view(), alg, dx.data(), dy.data(), V(1), V(0));
+    row_result r;
+    r.name = sparse::to_string(alg);
+    r.detail = alg == sparse::cusparse_algorithm::alg1 ? "CUSPARSE_SPMV_CSR_ALG1" : "CUSPARSE_SPMV_CSR_ALG2";
+    r.us = median_gpu_us([&] { peer.run(V(1), V(0)); }, 3, repeats);
+    const auto y = dy.download();
+    r.vs_ref = compare_rows(y, p.y_ref, p.bound);
+    r.vs_eigen = compare_rows(y, p.y_eigen, p.bound);
+    (alg == sparse::cusparse_algorithm::alg1 ? out.alg1_us : out.alg2_us) = r.us;
+    if (alg == sparse::cusparse_algorithm::alg2) y_peer = y;
+    out.rows.push_back(r);
   }
-  j.end_array();
+  return y_peer;
+}
+
+template <class V>
+run_rows run_gpu(const problem<V>& p, const run_options& opt, std::ostream& out) {
+  run_rows res;
+  const sparse::device_csr<V, I> d(p.a);
+  gpukit::device_buffer<V> dx(p.x), dy(p.a.rows());
+  std::vector<V> y_peer;
+  if (p.a.rows() > 0 && p.a.cols() > 0 && p.a.nnz() > 0) y_peer = run_cusparse(p, d, dx, dy, opt.repeats, res);
+  else out << "cuSPARSE   not run (a matrix without rows, columns or entries)\n";
+  std::vector<sparse::spmv_algorithm> algs;
+  if (opt.algorithm == "all") {
+    algs = sparse::concrete_spmv_algorithms();
+    algs.push_back(sparse::spmv_algorithm::automatic);
+  } else {
+    algs.push_back(sparse::parse_spmv_algorithm(opt.algorithm));
+  }
+  for (auto alg : algs) {
+    std::string why;
+    const auto maybe = plan_if_applicable(d, alg, why);
+    if (!maybe) {  // skipped under "all", an error when asked for
+      if (opt.algorithm != "all") throw gpukit::bad_input(opt.path + ": " + why);
+      out << std::left << std::setw(11) << sparse::to_string(alg) << "not run: " << why << "\n";
+      continue;
+    }
+    dy.fill_bytes(0xFF);  // poison: beta == 0 must write every row
+    row_result r;
+    r.name = sparse::to_string(alg);
+    r.detail = maybe->describe();
+    r.us = median_gpu_us([&] { sparse::spmv(*maybe, V(1), dx.data(), V(0), dy.data()); }, 3, opt.repeats);
+    const auto y = dy.download();
+    r.vs_ref = compare_rows(y, p.y_ref, p.bound);
+    r.vs_eigen = compare_rows(y, p.y_eigen, p.bound);
+    if (!y_peer.empty()) {
+      r.vs_cusparse = compare_rows(y, y_peer, p.bound);
+      r.have_cusparse = true;
+    }
+    res.rows.push_back(r);
+  }
+  return res;
+}
+
+// Errors are max |y - oracle| over the rows; "worst/bound" is the largest ratio of an error to its row's
+// derived bound 2 gamma_{k+2} S_i over all oracles (<= 1 passes --check).
+void print_table(const run_rows& res, double bytes, double flops, std::ostream& out) {
+  out << "\n"
+      << std::left << std::setw(14) << "algorithm" << std::right << std::setw(11) << "median us" << std::setw(10)
+      << "GB/s" << std::setw(10) << "GFLOP/s" << std::setw(11) << "err ref" << std::setw(11) << "err Eigen"
+      << std::setw(11) << "err cuSP" << std::setw(12) << "worst/bound" << std::setw(9) << "vs ALG1" << std::setw(9)
+      << "vs ALG2" << "  plan\n";
+  for (const auto& r : res.rows) {
+    const double worst = r.worst();
+    const double gbs = gpukit::gb_per_s(bytes, r.us), gflops = gpukit::gb_per_s(flops, r.us);
+    out << std::left << std::setw(14) << r.name << std::right << std::setw(11) << fmt(r.us, 1) << std::setw(10)
+        << fmt(gbs, 0) << std::setw(10) << fmt(gflops, 1) << std::setw(11) << fmt(r.vs_ref.max_abs, 2, true)
+        << std::setw(11) << fmt(r.vs_eigen.max_abs, 2, true) << std::setw(11)
+        << (r.have_cusparse ? fmt(r.vs_cusparse.max_abs, 2, true) : std::string("-")) << std::setw(12) << fmt(worst, 3)
+        << std::setw(9) << (res.alg1_us ? fmt(*res.alg1_us / r.us, 2) + "x" : "-") << std::setw(9)
+        << (res.alg2_us ? fmt(*res.alg2_us / r.us, 2) + "x" : "-") << "  " << r.detail
+        << (worst <= 1.0 ? "" : "  [OUT OF BOUND]") << "\n";
+  }
+}
+
+/// A ratio for the report: finite, or left out (a NaN against a number gives an infinite ratio).
+void put_ratio(nlohmann::json& j, const char* key, double v) {
+  if (std::isfinite(v)) j[key] = v;
+}
+
+template <class V>
+nlohmann::json run_report(const run_options& opt, reduce::backend be, const problem<V>& p, const run_rows& res,
+                          double stencil_bytes, bool all_ok) {
+  nlohmann::json j = gpukit::report::make("spmv", "run");
+  j["device"]["backend"] = reduce::to_string(be);  // the backend used, not only the one present
+  j["inputs"] = {{"matrix", opt.path}, {"algorithm", opt.algorithm}, {"precision", opt.precision},
+                 {"index", "int32"},   {"repeats", opt.repeats},     {"device", opt.device},
+                 {"x", p.x_origin},    {"y", "A x (alpha 1, beta 0)"}};
+  nlohmann::json& r = j["results"];
+  r = {{"rows", p.a.rows()},   {"cols", p.a.cols()},        {"nnz", p.a.nnz()}, {"min_traffic_bytes", p.bytes},
+       {"stencil_traffic_bytes", stencil_bytes}, {"within_bound", all_ok}};
+  r["algorithms"] = nlohmann::json::array();
+  for (const auto& row : res.rows) {
+    nlohmann::json a = {{"algorithm", row.name}, {"plan", row.detail}, {"time_us", row.us},
+                        {"gb_per_s", gpukit::gb_per_s(p.bytes, row.us)}, {"gflop_per_s", gpukit::gb_per_s(p.flops, row.us)},
+                        {"within_bound", row.worst() <= 1.0}};
+    put_ratio(a, "error_over_bound_ratio", row.worst());
+    put_ratio(a, "reference_error_over_bound_ratio", row.vs_ref.max_ratio);
+    put_ratio(a, "eigen_error_over_bound_ratio", row.vs_eigen.max_ratio);
+    if (row.have_cusparse) put_ratio(a, "cusparse_error_over_bound_ratio", row.vs_cusparse.max_ratio);
+    if (res.alg1_us) put_ratio(a, "alg1_speedup_ratio", *res.alg1_us / row.us);
+    if (res.alg2_us) put_ratio(a, "alg2_speedup_ratio", *res.alg2_us / row.us);
+    r["algorithms"].push_back(std::move(a));
+  }
+  return j;
+}
+
+template <class V>
+int run_typed(const run_options& opt, reduce::backend be) {
+  std::ostream& out = gpukit::output_stream(opt.quiet);
+  const problem<V> p = load_problem<V>(opt.path);
+  out << "file       " << opt.path << "\n"
+      << "matrix     " << p.a.rows() << " x " << p.a.cols() << ", " << p.a.nnz() << " entries, " << opt.precision
+      << " values, int32 indices\n"
+      << "x          " << p.x_origin << "; y = A x (alpha 1, beta 0)\n"
+      << "min bytes  " << fmt(p.bytes / 1e6, 3) << " MB per call (values + col_idx + row_ptr + x + y)\n";
+  run_rows res;
+  if (be == reduce::backend::cpu) {
+    out << "device     cpu: the Eigen backend (sparse::reference::spmv); GPU algorithms and cuSPARSE are not run\n";
+    res = run_cpu(p, opt);
+  } else {
+    out << "device     cuda: " << reduce::cuda_device_description() << "\n";
+    res = run_gpu(p, opt, out);
+  }
+  print_table(res, p.bytes, p.flops, out);
   // stencil does not read col_idx: its GB/s above count the CSR minimum, more than it moves.
-  const double own = stencil_bytes<V, I>(a.rows(), a.cols(), a.nnz(), beta != V(0));
-  for (const auto& r : rows)
+  const double own = stencil_bytes<V, I>(p.a.rows(), p.a.cols(), p.a.nnz(), false);
+  for (const auto& r : res.rows)
     if (r.detail.rfind("stencil", 0) == 0 && r.us > 0)
-      std::cout << "note       " << r.name << " runs stencil, which reads no col_idx: it moves " << fmt(own / 1e6, 3)
-                << " MB per call, " << fmt(own / (r.us * 1e3), 0) << " GB/s of its own bytes\n";
-  j.field("stencil_bytes", own);
-  j.field("within_bound", all_ok);
-  j.end_object();
-  if (!opt.json.empty()) j.commit(opt.json);
-  if (opt.check) {
-    std::cout << "\ncheck      " << (all_ok ? "every result within its derived per-row bound [ok]"
-                                            : "a result is OUT of its derived bound [FAILED]")
-              << "\n";
-    return all_ok ? 0 : 1;
-  }
-  return 0;
+      out << "note       " << r.name << " runs stencil, which reads no col_idx: it moves " << fmt(own / 1e6, 3)
+          << " MB per call, " << fmt(gpukit::gb_per_s(own, r.us), 0) << " GB/s of its own bytes\n";
+  const bool all_ok = std::all_of(res.rows.begin(), res.rows.end(), [](const row_result& r) { return r.worst() <= 1.0; });
+  if (!opt.json.empty()) gpukit::report::write(opt.json, run_report(opt, be, p, res, own, all_ok));
+  if (!opt.check) return gpukit::exit_ok;
+  out << "\ncheck      "
+      << (all_ok ? "every result within its derived per-row bound [ok]" : "a result is OUT of its derived bound [FAILED]")
+      << "\n";
+  if (!all_ok) throw gpukit::check_failed(opt.path + ": a result is outside its derived per-row error bound");
+  return gpukit::exit_ok;
 }
 
 }  // namespace
 
-int run_command(int argc, char** argv) {
-  gpukit::cli::args args(argc, argv, 2, {"algorithm", "repeat", "precision", "device", "json"}, {"check"});
-  if (args.positional().size() != 1) throw gpukit::cli::usage_error("run needs exactly one FILE.h5|FILE.mtx");
-  options opt;
-  opt.path = args.positional()[0];
-  opt.algorithm = args.get("algorithm", "automatic");
-  opt.check = args.flag("check");
-  const std::int64_t repeat = args.get_int("repeat", 50);
-  if (repeat < 1 || repeat > 100000) throw gpukit::cli::usage_error("--repeat must be in 1..100000");
-  opt.repeat = static_cast<int>(repeat);
-  opt.precision = args.get("precision", "float");
-  if (opt.precision != "float" && opt.precision != "double")
-    throw gpukit::cli::usage_error("--precision must be float or double, not '" + opt.precision + "'");
-  if (opt.algorithm != "all") {
-    try {
-      sparse::parse_spmv_algorithm(opt.algorithm);
-    } catch (const std::invalid_argument& e) {
-      throw gpukit::cli::usage_error(e.what());
-    }
-  }
-  reduce::device_choice choice;
-  try {
-    choice = reduce::parse_device_choice(args.get("device", "auto"));
-  } catch (const std::invalid_argument& e) {
-    throw gpukit::cli::usage_error(e.what());
-  }
-  opt.json = args.get("json", "");
+int run_command(const run_options& opt) {
   sparse::format_of(opt.path);  // a bad extension is an error before any device work
-  { std::ifstream probe(opt.path); if (!probe) throw std::runtime_error(opt.path + ": cannot open file"); }
-  opt.backend = gpukit::select_backend_announced("spmv", choice);
-  return opt.precision == "float" ? run_typed<float>(opt) : run_typed<double>(opt);
+  { std::ifstream probe(opt.path); if (!probe) throw gpukit::bad_input(opt.path + ": cannot open file"); }
+  const reduce::backend be = gpukit::select_backend_announced("spmv", opt.device);
+  return opt.precision == "float" ? run_typed<float>(opt, be) : run_typed<double>(opt, be);
 }
 
 }  // namespace spmv_app

@@ -1,6 +1,8 @@
 # cmake -P runner of one gpukit_cli_test (tests/apps/CMakeLists.txt).
 file(REMOVE_RECURSE ${WORKDIR})
 file(MAKE_DIRECTORY ${WORKDIR})
+# The command arrives with its list separators escaped (tests/apps/CMakeLists.txt): a plain list again.
+string(REPLACE "\\;" ";" CMD "${CMD}")
 execute_process(COMMAND ${CMD} WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("exit ${rc}\n--- stdout\n${out}--- stderr\n${err}---")
 if(NOT rc STREQUAL EXPECT)

@@ -1,0 +1,64 @@
+# CLI contract of the spmv app (see tests/apps/CMakeLists.txt for gpukit_cli_test). `spmv bench` and
+# --device gpu run with CUDA_VISIBLE_DEVICES=-1 (no device visible) so that they exit 3 on any machine.
+set(SPMV $<TARGET_FILE:spmv_app>)
+set(NO_GPU ${CMAKE_COMMAND} -E env CUDA_VISIBLE_DEVICES=-1)
+set(BUS ${DATA}/sparse/494_bus.mtx)
+# Matrix Market with a row index 0 (indices are 1-based).
+set(BAD_MTX ${CMAKE_CURRENT_BINARY_DIR}/spmv_index0.mtx)
+file(WRITE ${BAD_MTX} "%%MatrixMarket matrix coordinate real general\n2 2 2\n0 1 1.0\n2 2 2.0\n")
+
+gpukit_cli_test(NAME spmv_help EXPECT 0 STDERR_LINES 0 COMMAND ${SPMV} --help)
+foreach(sub convert generate run bench)
+  gpukit_cli_test(NAME spmv_${sub}_help EXPECT 0 STDERR_LINES 0 COMMAND ${SPMV} ${sub} --help)
+endforeach()
+gpukit_cli_test(NAME spmv_version EXPECT 0 STDERR_LINES 0 COMMAND ${SPMV} --version)
+gpukit_cli_test(NAME spmv_no_subcommand EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV})
+
+# run
+gpukit_cli_test(NAME spmv_run_cpu EXPECT 0 STDERR_LINES 0 JSON r.json
+                COMMAND ${SPMV} run ${BUS} --device cpu --repeats 5 --json r.json)
+gpukit_cli_test(NAME spmv_run_h5_all_check EXPECT 0 STDERR_LINES 0 JSON r.json
+                COMMAND ${SPMV} run ${DATA}/sparse/west0479.h5 --algorithm all --check --device cpu --json r.json)
+gpukit_cli_test(NAME spmv_run_auto_double EXPECT 0 JSON r.json
+                COMMAND ${SPMV} run ${DATA}/sparse/laplace2d_16.mtx --precision double --check --json r.json)
+gpukit_cli_test(NAME spmv_run_unknown_flag EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} run ${BUS} --bogus)
+gpukit_cli_test(NAME spmv_run_missing_value EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} run ${BUS} --repeats)
+gpukit_cli_test(NAME spmv_run_repeats_zero EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} run ${BUS} --repeats 0)
+gpukit_cli_test(NAME spmv_run_repeats_not_int EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} run ${BUS} --repeats 1e3)
+gpukit_cli_test(NAME spmv_run_bad_algorithm EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} run ${BUS} --algorithm fastest)
+gpukit_cli_test(NAME spmv_run_index0 EXPECT 2 STDERR_LINES 1 JSON r.json
+                COMMAND ${SPMV} run ${BAD_MTX} --device cpu --json r.json)
+gpukit_cli_test(NAME spmv_run_nonexistent EXPECT 2 STDERR_LINES 1 JSON r.json
+                COMMAND ${SPMV} run no_such_matrix.mtx --device cpu --json r.json)
+gpukit_cli_test(NAME spmv_run_bad_extension EXPECT 2 STDERR_LINES 1 JSON r.json
+                COMMAND ${SPMV} run ${DATA}/reduce/values.txt --device cpu --json r.json)
+gpukit_cli_test(NAME spmv_run_gpu_without_gpu EXPECT 3 STDERR_LINES 1 JSON r.json
+                COMMAND ${NO_GPU} ${SPMV} run ${BUS} --device gpu --json r.json)
+
+# convert and generate (host only)
+gpukit_cli_test(NAME spmv_convert EXPECT 0 STDERR_LINES 0 COMMAND ${SPMV} convert ${BUS} bus.h5 --precision float)
+gpukit_cli_test(NAME spmv_convert_output_option EXPECT 0 STDERR_LINES 0
+                COMMAND ${SPMV} convert ${BUS} --output bus.mtx --index 64 --quiet)
+gpukit_cli_test(NAME spmv_convert_index0 EXPECT 2 STDERR_LINES 1 JSON out.h5 COMMAND ${SPMV} convert ${BAD_MTX} out.h5)
+gpukit_cli_test(NAME spmv_convert_same_file EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} convert ${BUS} ${BUS})
+gpukit_cli_test(NAME spmv_convert_bad_index EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} convert ${BUS} x.h5 --index 16)
+gpukit_cli_test(NAME spmv_convert_missing_out EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} convert ${BUS})
+gpukit_cli_test(NAME spmv_generate EXPECT 0 STDERR_LINES 0 COMMAND ${SPMV} generate laplace2d lap.mtx --n 8)
+gpukit_cli_test(NAME spmv_generate_random EXPECT 0 STDERR_LINES 0
+                COMMAND ${SPMV} generate random --output rnd.h5 --rows 300 --cols 200 --k 5 --seed 3)
+gpukit_cli_test(NAME spmv_generate_needs_n EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} generate laplace3d lap.mtx)
+gpukit_cli_test(NAME spmv_generate_k_zero EXPECT 2 STDERR_LINES 1
+                COMMAND ${SPMV} generate random x.mtx --rows 10 --k 0)
+gpukit_cli_test(NAME spmv_generate_negative_rows EXPECT 2 STDERR_LINES 1
+                COMMAND ${SPMV} generate powerlaw x.mtx --rows -5)
+gpukit_cli_test(NAME spmv_generate_negative_seed EXPECT 2 STDERR_LINES 1
+                COMMAND ${SPMV} generate powerlaw x.mtx --rows 5 --seed -1)
+gpukit_cli_test(NAME spmv_generate_bad_class EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} generate banded x.mtx --n 4)
+gpukit_cli_test(NAME spmv_generate_missing_value EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} generate laplace2d x.mtx --n)
+
+# bench: GPU only
+gpukit_cli_test(NAME spmv_bench_without_gpu EXPECT 3 STDERR_LINES 1 JSON r.json
+                COMMAND ${NO_GPU} ${SPMV} bench --quick --json r.json)
+gpukit_cli_test(NAME spmv_bench_unknown_flag EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} bench --out dir)
+gpukit_cli_test(NAME spmv_bench_bad_class EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} bench --classes laplace2d,banded)
+gpukit_cli_test(NAME spmv_bench_missing_value EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} bench --json)

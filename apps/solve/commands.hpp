@@ -1,0 +1,26 @@
+// apps/solve subcommands: main.cpp parses the command line (CLI11) into these options; each command returns
+// its exit code and throws for errors (gpukit::run_app maps them, apps/common/app.hpp).
+#pragma once
+#include <string>
+
+namespace solve_app {
+
+struct run_options {
+  std::string matrix;             // .mtx or .h5
+  std::string rhs = "ones";       // FILE | ones | random
+  std::string method = "cg";
+  double tol = 1e-8;
+  double atol = 0;
+  int max_iterations = 1000;
+  int check_every = 8;
+  std::string precision = "double";
+  bool reproducible = false;
+  std::string device = "auto";
+  std::string json;     // report; empty: none
+  std::string history;  // CSV of the residual history; empty: none
+  bool quiet = false;
+};
+
+int run_command(const run_options& opt);  // run_command.cpp
+
+}  // namespace solve_app

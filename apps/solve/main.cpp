@@ -1,0 +1,48 @@
+// solve: command-line front end of libsolve (`solve --help`; exit codes in apps/README.md).
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+#include "app.hpp"
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"solve: Krylov solvers (cg, pcg, bicgstab, pipelined cg) of libsolve from the command line", "solve"};
+  gpukit::app_setup(app, "solve");
+  std::function<int()> action;
+
+  solve_app::run_options run;
+  CLI::App* r = app.add_subcommand(
+      "run", "solve A x = b for the matrix of FILE (.mtx or .h5) and report the iterations, the true relative "
+             "residual ||b - A x|| / ||b|| and why it stopped (exit 0 converged, 1 not converged or breakdown)");
+  r->add_option("matrix", run.matrix, "matrix file (.mtx or .h5)")->required()->type_name("FILE");
+  r->add_option("--rhs", run.rhs, "right-hand side: ones, random (uniform in [-1, 1), seed 2026) or a FILE of "
+                                  "whitespace-separated numbers, one per row ('#' starts a comment)")
+      ->capture_default_str();
+  r->add_option("--method", run.method, "Krylov method")
+      ->check(CLI::IsMember({"cg", "pcg", "bicgstab", "pipecg"}))
+      ->capture_default_str();
+  r->add_option("--tol", run.tol, "relative tolerance: stop when ||r|| <= tol ||b||")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  r->add_option("--atol", run.atol, "absolute tolerance floor")->check(CLI::NonNegativeNumber)->capture_default_str();
+  r->add_option("--max-iterations", run.max_iterations, "iteration limit")
+      ->check(CLI::Range(0, 100000000))
+      ->capture_default_str();
+  r->add_option("--check-every", run.check_every, "iterations between the host's convergence checks (GPU)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  r->add_option("--precision", run.precision, "value type")
+      ->check(CLI::IsMember({"float", "double"}))
+      ->capture_default_str();
+  r->add_flag("--reproducible", run.reproducible,
+              "every dot through libreduce's reproducible sum: bitwise identical history across runs and GPUs");
+  gpukit::add_device_option(*r, run.device);
+  r->add_option("--json", run.json, "write the report (apps/README.md, JSON reports) to FILE")->type_name("FILE");
+  r->add_option("--history", run.history, "write the residual history (iteration, ||r||, ||r|| / ||b||) as CSV")
+      ->type_name("FILE");
+  gpukit::add_quiet_flag(*r, run.quiet);
+  r->callback([&] { action = [&] { return solve_app::run_command(run); }; });
+
+  return gpukit::run_app(app, argc, argv, action);
+}

@@ -1,0 +1,85 @@
+// What a solver multiplies by: any square linear operator y = A x on the device (Ginkgo's LinOp, Eigen's
+// matrix-free solvers). Two are provided: a CSR matrix through a sparse::spmv_plan, and a user callback.
+// No CUDA syntax.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "reduce/device.hpp"
+#include "sparse/csr.hpp"
+#include "sparse/spmv.hpp"
+
+namespace solve {
+
+using reduce::stream_t;
+
+/// y = A x for device vectors, stream-ordered (no host synchronization, no allocation: a solver calls it
+/// once or twice per iteration). rows() == cols() is checked by the solver.
+template <class Value>
+class linear_operator {
+public:
+  virtual ~linear_operator() = default;
+  virtual std::int64_t rows() const = 0;
+  virtual std::int64_t cols() const = 0;
+  /// y = A x; d_x has cols() entries, d_y rows() (device memory, not overlapping), enqueued on `stream`.
+  virtual void apply(const Value* d_x, Value* d_y, stream_t stream) const = 0;
+  /// Whether diagonal() is available (Jacobi preconditioning needs it).
+  virtual bool has_diagonal() const { return false; }
+  /// Writes the rows() diagonal entries to d_diag (device memory) on `stream`. The default throws
+  /// std::invalid_argument (an operator without a known diagonal cannot be Jacobi-preconditioned).
+  virtual void diagonal(Value* d_diag, stream_t stream) const;
+};
+
+/// A CSR matrix on the device through libsparse: the SpMV plan is built once here (host analysis of the
+/// structure, see sparse::spmv_plan) and every apply() is one sparse::spmv. The matrix must outlive the
+/// operator and stay unchanged. Throws std::invalid_argument when a value is NaN or Inf (counted on the device
+/// at construction), so that a solve never starts on such a matrix.
+///
+/// Example:
+///   sparse::device_csr<double, std::int32_t> d(host);
+///   solve::csr_operator<double, std::int32_t> a(d);
+///   solve::solver<double> cg(a, {});  auto res = cg.solve(d_b, d_x, n);
+template <class Value, class Index>
+class csr_operator final : public linear_operator<Value> {
+public:
+  explicit csr_operator(const sparse::device_csr<Value, Index>& a,
+                        sparse::spmv_algorithm algorithm = sparse::spmv_algorithm::automatic);
+  std::int64_t rows() const override { return plan_.matrix().rows; }
+  std::int64_t cols() const override { return plan_.matrix().cols; }
+  void apply(const Value* d_x, Value* d_y, stream_t stream) const override;
+  bool has_diagonal() const override { return true; }
+  /// The sum of the stored entries (i, i) of each row (0 where none is stored).
+  void diagonal(Value* d_diag, stream_t stream) const override;
+  const sparse::spmv_plan<Value, Index>& plan() const noexcept { return plan_; }
+  std::int64_t nnz() const noexcept { return plan_.matrix().nnz; }
+
+private:
+  sparse::spmv_plan<Value, Index> plan_;
+};
+
+/// A user's y = A x: `apply(d_x, d_y, stream)` must enqueue its work on `stream` (or finish it before
+/// returning) and must not keep the pointers. `diagonal`, when given (host memory, rows entries), enables
+/// Jacobi preconditioning.
+///
+/// Example:
+///   solve::callback_operator<float> a(n, [&](const float* x, float* y, solve::stream_t s) { my_stencil(x, y, s); });
+template <class Value>
+class callback_operator final : public linear_operator<Value> {
+public:
+  using function = std::function<void(const Value* d_x, Value* d_y, stream_t stream)>;
+  callback_operator(std::int64_t n, function apply, std::vector<Value> diagonal = {});
+  std::int64_t rows() const override { return n_; }
+  std::int64_t cols() const override { return n_; }
+  void apply(const Value* d_x, Value* d_y, stream_t stream) const override { apply_(d_x, d_y, stream); }
+  bool has_diagonal() const override { return !diagonal_.empty(); }
+  void diagonal(Value* d_diag, stream_t stream) const override;
+
+private:
+  std::int64_t n_;
+  function apply_;
+  std::vector<Value> diagonal_;
+};
+
+}  // namespace solve

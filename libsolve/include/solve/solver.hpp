@@ -1,0 +1,79 @@
+// Krylov solvers on the GPU: a solver object built once for an operator (workspace, Jacobi diagonal,
+// scalars on the device) and applied to many right-hand sides, stream-ordered. No CUDA syntax.
+//
+// What one iteration costs (n rows; "pass" = one read or write of an n-vector; SpMV = one operator apply):
+//   cg       SpMV + 3 kernels: p.Ap (2 passes); x += a p, r -= a q with r.r fused (6); p = r + b p (3)
+//   pcg      as cg with z = D^-1 r recomputed where it is used: r.z fused with the update (7), p update (4)
+//   bicgstab 2 SpMV + 5 kernels: p update (4), r_hat.v (2), s = r - a v (3), t.s and t.t in one pass (2),
+//            x, r update with r.r and r_hat.r fused (7)
+//   pipecg   SpMV + 1 kernel: the six vector updates with r.r and w.r fused (13 passes)
+// Every scalar (alpha, beta, rho, omega, residual norms) lives in device memory and is computed by the last
+// block of the kernel whose reduction produces it; nothing reaches the host inside the loop except the
+// status word, once every options::check_every iterations.
+//
+// Accuracy: dots accumulate in double (float solves too: products of floats are exact in double), per
+// thread in index order, then a block tree (reduce::block::block_reduce), then the per-block partials in block
+// order: error <= gamma_double(k) sum |x_i y_i| with k = ceil(n / threads) + log2(block) + ceil(grid / block)
+// + log2(block). With options::reproducible the dots are reduce::reproducible_sum of the products rounded to
+// Value: error <= u_Value (sum |x_i y_i| + |dot|), bitwise independent of the launch shape.
+//
+// Determinism: the default mode is bitwise deterministic run to run on one GPU model for a fixed launch shape
+// (fixed grid, fixed combination order, no atomics on values). The reproducible mode is bitwise independent of
+// the launch shape and the GPU, given a deterministic operator (every sparse::spmv_algorithm is, per plan).
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "gpukit/device_buffer.hpp"
+#include "solve/linear_operator.hpp"
+#include "solve/types.hpp"
+
+namespace solve {
+
+/// A Krylov solver for one operator and one set of options. Construction checks the operator (square,
+/// not empty; for pcg, a diagonal without zeros or NaN/Inf, naming the first bad row) and throws
+/// std::invalid_argument otherwise, and allocates everything the solves need; solve() then allocates nothing.
+/// The operator must outlive the solver. One solve at a time per solver (the workspace is shared).
+///
+/// Example:
+///   solve::options opt;  opt.method = solve::krylov_method::pcg;  opt.rtol = 1e-10;
+///   solve::solver<double> s(a, opt);
+///   for (auto& b : rhs) { solve::result r = s.solve(b.data(), x.data(), n, stream); ... }
+template <class Value>
+class solver {
+public:
+  solver(const linear_operator<Value>& a, const options& opt);
+  solver(solver&&) noexcept;
+  solver& operator=(solver&&) noexcept;
+  solver(const solver&) = delete;
+  solver& operator=(const solver&) = delete;
+  ~solver();
+
+  /// Solves A x = b from x0 = 0 on `stream`. d_b, d_x: device memory of n entries; n must equal the operator's
+  /// size (std::invalid_argument otherwise, as for NaN or Inf in b, found on the device at the first status
+  /// check). Synchronizes `stream` every check_every iterations and at the end (to return the result).
+  /// Deterministic as described in the header comment.
+  result solve(const Value* d_b, Value* d_x, std::int64_t n, stream_t stream = nullptr);
+  /// As solve(), starting from the x0 that d_x holds on entry.
+  result solve_with_guess(const Value* d_b, Value* d_x, std::int64_t n, stream_t stream = nullptr);
+  /// Convenience overloads on device buffers (their sizes are checked).
+  result solve(const gpukit::device_buffer<Value>& b, gpukit::device_buffer<Value>& x, stream_t stream = nullptr) {
+    check_sizes(b.size(), x.size());
+    return solve(b.data(), x.data(), b.size(), stream);
+  }
+
+  const options& settings() const noexcept;
+  /// Device bytes this solver holds (vectors, partials, history, reproducible temporaries).
+  std::size_t workspace_bytes() const noexcept;
+
+  struct impl;
+
+private:
+  void check_sizes(std::int64_t b, std::int64_t x) const;
+  std::unique_ptr<impl> impl_;
+};
+
+extern template class solver<float>;
+extern template class solver<double>;
+
+}  // namespace solve

@@ -1,0 +1,89 @@
+// The vocabulary of libsolve: the Krylov methods, the options of a solve and its result. No CUDA syntax.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace solve {
+
+/// The Krylov methods.
+///  * cg:       conjugate gradients (Hestenes-Stiefel), A symmetric positive definite.
+///  * pcg:      cg with Jacobi (diagonal) preconditioning: z = D^-1 r; the diagonal must have no zero.
+///  * bicgstab: BiCGStab (van der Vorst 1992), A nonsingular, no preconditioner.
+///  * pipecg:   pipelined CG (Ghysels and Vanroose 2014, Alg. 4 without preconditioner): the two dots of an
+///              iteration are taken in the same pass as its six vector updates, so one iteration is one SpMV
+///              plus ONE fused kernel (cg: SpMV plus three). Same iterates as cg in exact arithmetic; its
+///              recursively updated residual drifts further from b - A x (the true residual is reported).
+enum class krylov_method { cg, pcg, bicgstab, pipecg };
+
+/// "cg", "pcg", "bicgstab", "pipecg".
+const char* to_string(krylov_method m);
+/// Inverse of to_string; std::invalid_argument listing the names otherwise.
+krylov_method parse_krylov_method(std::string_view name);
+/// Every method, in enum order (what tests and benchmarks iterate over).
+std::vector<krylov_method> all_krylov_methods();
+
+/// Why a solve stopped.
+///  * converged:      ||r_k|| <= max(rtol ||b||, atol) for the recursively updated residual r_k.
+///  * max_iterations: max_iterations iterations ran without that.
+///  * breakdown:      a quantity the method divides by vanished or had the wrong sign (see breakdown_info).
+///  * non_finite:     NaN or Inf appeared in a residual norm or a scalar of the iteration.
+enum class stop_reason { converged, max_iterations, breakdown, non_finite };
+
+/// "converged", "max_iterations", "breakdown", "non_finite".
+const char* to_string(stop_reason r);
+
+/// How a solve runs. The defaults suit a well-conditioned SPD system in double.
+struct options {
+  krylov_method method = krylov_method::cg;
+  double rtol = 1e-8;          ///< stop when ||r|| <= max(rtol * ||b||, atol)
+  double atol = 0;             ///< absolute floor of that test (useful when b is tiny)
+  int max_iterations = 1000;   ///< >= 0
+  /// The host learns whether the iteration has stopped every `check_every` iterations (one 8-byte copy and
+  /// a stream synchronization); iterations launched after the stop are no-ops on the device (their kernels
+  /// return at once; the SpMV still runs), so the solution and the count are those of the stopping iteration.
+  /// 8 is a guess pending measurement: a check costs a drained launch queue (~10-20 us), at most
+  /// check_every - 1 wasted SpMVs are launched after convergence.
+  int check_every = 8;
+  /// Every dot product through reduce::reproducible_sum (the correctly rounded sum of the rounded products),
+  /// so the residual history is bitwise identical across runs, launch shapes (block_size, grid_blocks) and
+  /// GPUs, given an SpMV that is itself deterministic (one sparse::spmv_algorithm). Costs a write and a
+  /// read of one temporary vector per dot.
+  bool reproducible = false;
+  /// Record ||r_k|| for k = 0 .. iterations on the device; copied to result::history once at the end.
+  bool keep_history = true;
+  /// Launch shape of the solver's vector kernels (tests and benchmarks): threads per block (0 = 256; 128 or
+  /// 256) and blocks (0 = enough to fill the GPU, capped by the vector length). std::invalid_argument otherwise.
+  int block_size = 0;
+  int grid_blocks = 0;
+  /// Called on the host at every status check (every check_every iterations) with the iterations done and
+  /// the current ||r_k||, for progress reports; libraries never print, the caller decides. Empty: none.
+  std::function<void(int iterations, double residual_norm)> progress;
+};
+
+/// What broke down, where.
+struct breakdown_info {
+  std::string quantity;  ///< "p.Ap" (cg, pcg, pipecg), "rho" / "omega" / "r_hat.v" (bicgstab), "r.r" (non-finite)
+  int iteration = 0;     ///< the iteration (1-based) that produced it
+  double value = 0;      ///< its value (NaN / Inf for non_finite)
+};
+
+/// The outcome of one solve.
+struct result {
+  krylov_method method = krylov_method::cg;
+  bool converged = false;
+  stop_reason reason = stop_reason::max_iterations;
+  int iterations = 0;                     ///< iterations completed (SpMV-update cycles; 0 when x0 already passes)
+  double residual_norm = 0;               ///< ||r_k|| of the recursively updated residual at the stop
+  double true_relative_residual = 0;      ///< ||b - A x|| / ||b|| recomputed from x at the end (0 when b = 0)
+  double rhs_norm = 0;                    ///< ||b||
+  std::vector<double> history;            ///< ||r_k||, k = 0 .. iterations (empty unless keep_history)
+  breakdown_info breakdown;               ///< meaningful when reason is breakdown or non_finite
+  /// One line: "cg converged in 31 iterations, true relative residual 3.1e-09" or "cg breakdown at
+  /// iteration 4: p.Ap = -2.5e-01 <= 0 (is the matrix symmetric positive definite?)".
+  std::string summary() const;
+};
+
+}  // namespace solve

@@ -1,0 +1,407 @@
+// The steps of the four methods as fused_pass / map_pass ops (see fused_pass.cuh for the shape). Each op's
+// operator() is one entry of the method's vector formulas; finish() is its scalar update on the device.
+// Terms are products taken in double: exact for float vectors (24 + 24 significant bits fit in 53).
+#pragma once
+#include <cstdint>
+
+#include "solver_state.hpp"
+
+namespace solve::detail {
+
+using idx = std::int64_t;
+
+__device__ __forceinline__ double sq(double v) { return v * v; }
+
+// ---- shared scalar bookkeeping (one thread) -------------------------------------------------------------
+
+/// Start of a solve: ||b||^2, the threshold, ||r_0||^2 (history[0]) and the first stopping test.
+__device__ inline void start(solver_state* st, double bb, double bad_b, double rr, double* history) {
+  st->b_norm2 = bb;
+  st->threshold2 = fmax(st->rtol2 * bb, st->atol2);
+  st->rr = rr;
+  st->iterations = 0;
+  if (history) history[0] = sqrt(rr);
+  if (bad_b != 0) {
+    st->status = status_bad_rhs;
+  } else if (!isfinite(rr)) {
+    st->status = status_non_finite;
+    st->quantity = quantity_rr;
+    st->breakdown_value = rr;
+  } else if (rr <= st->threshold2) {
+    st->status = status_converged;
+  }
+}
+
+/// End of iteration: counts it, records ||r||; true when the iteration stops here (converged or non-finite).
+__device__ inline bool record(solver_state* st, double rr, double* history) {
+  const int it = ++st->iterations;
+  st->rr = rr;
+  if (history) history[it] = sqrt(rr);
+  if (!isfinite(rr)) {
+    st->status = status_non_finite;
+    st->quantity = quantity_rr;
+    st->breakdown_iteration = it;
+    st->breakdown_value = rr;
+    return true;
+  }
+  if (rr <= st->threshold2) {
+    st->status = status_converged;
+    return true;
+  }
+  return false;
+}
+
+/// A divisor's test: non-finite -> non_finite; `must_be_positive` ? v <= 0 : v == 0 -> breakdown.
+__device__ inline bool broke(solver_state* st, int quantity, int iteration, double v, bool must_be_positive) {
+  const bool nonfinite = !isfinite(v);
+  const bool bad = must_be_positive ? !(v > 0) : v == 0;
+  if (!nonfinite && !bad) return false;
+  st->status = nonfinite ? status_non_finite : status_breakdown;
+  st->quantity = quantity;
+  st->breakdown_iteration = iteration;
+  st->breakdown_value = v;
+  return true;
+}
+
+template <class V>
+__device__ __forceinline__ double not_finite(V v) { return isfinite(v) ? 0.0 : 1.0; }
+
+// ---- cg / pcg ----------------------------------------------------------------------------------------------
+
+/// r = b - q (q = A x0; q == nullptr: x0 = 0, r = b), p = D^-1 r; sums r.r, r.z, b.b, #non-finite b.
+template <class V>
+struct cg_init {
+  static constexpr int k = 4;
+  static constexpr bool gated = true;
+  const V* b;
+  const V* q;
+  const V* dinv;  // nullptr: cg
+  V* r;
+  V* p;
+  double* history;
+  __device__ void load(const solver_state&) {}
+  __device__ void operator()(idx i, double (&t)[k]) const {
+    const V bi = b[i];
+    const V ri = q ? bi - q[i] : bi;
+    const V zi = dinv ? dinv[i] * ri : ri;
+    r[i] = ri;
+    p[i] = zi;
+    t[0] = sq(ri);
+    t[1] = static_cast<double>(ri) * zi;
+    t[2] = sq(bi);
+    t[3] = not_finite(bi);
+  }
+  __device__ void finish(const double* s, solver_state* st) const {
+    start(st, s[2], s[3], s[0], history);
+    st->rho = s[1];
+  }
+};
+
+/// p.q with q = A p; alpha = rho / p.Ap, breakdown when p.Ap <= 0.
+template <class V>
+struct cg_pap {
+  static constexpr int k = 1;
+  static constexpr bool gated = true;
+  const V* p;
+  const V* q;
+  __device__ void load(const solver_state&) {}
+  __device__ void operator()(idx i, double (&t)[k]) const { t[0] = static_cast<double>(p[i]) * q[i]; }
+  __device__ void finish(const double* s, solver_state* st) const {
+    if (broke(st, quantity_pap, st->iterations + 1, s[0], true)) return;
+    st->alpha = st->rho / s[0];
+  }
+};
+
+/// x += alpha p, r -= alpha q; sums r.r (and r.z, z = D^-1 r, for pcg); beta = rho_new / rho.
+template <class V, bool Jacobi>
+struct cg_update {
+  static constexpr int k = Jacobi ? 2 : 1;
+  static constexpr bool gated = true;
+  V* x;
+  V* r;
+  const V* p;
+  const V* q;
+  const V* dinv;
+  double* history;
+  V alpha;
+  __device__ void load(const solver_state& st) { alpha = static_cast<V>(st.alpha); }
+  __device__ void operator()(idx i, double (&t)[k]) const {
+    x[i] += alpha * p[i];
+    const V ri = r[i] - alpha * q[i];
+    r[i] = ri;
+    t[0] = sq(ri);
+    if constexpr (Jacobi) t[1] = static_cast<double>(ri) * (dinv[i] * ri);
+  }
+  __device__ void finish(const double* s, solver_state* st) const {
+    if (record(st, s[0], history)) return;
+    const double rho_new = Jacobi ? s[1] : s[0];
+    st->beta = rho_new / st->rho;
+    st->rho = rho_new;
+  }
+};
+
+/// p = z + beta p, z = D^-1 r (pcg) or r (cg).
+template <class V>
+struct cg_direction {
+  static constexpr int k = 0;
+  static constexpr bool gated = true;
+  const V* r;
+  const V* dinv;
+  V* p;
+  V beta;
+  __device__ void load(const solver_state& st) { beta = static_cast<V>(st.beta); }
+  __device__ void operator()(idx i) const {
+    const V zi = dinv ? dinv[i] * r[i] : r[i];
+    p[i] = zi + beta * p[i];
+  }
+};
+
+// ---- bicgstab ----------------------------------------------------------------------------------------------
+
+/// r = b - q (or b), r_hat = r, p = v = 0; sums r.r, b.b, #non-finite b; rho = r_hat.r = r.r.
+template <class V>
+struct bicg_init {
+  static constexpr int k = 3;
+  static constexpr bool gated = true;
+  const V* b;
+  const V* q;
+  V* r;
+  V* rhat;
+  V* p;
+  V* v;
+  double* history;
+  __device__ void load(const solver_state&) {}
+  __device__ void operator()(idx i, double (&t)[k]) const {
+    const V bi = b[i];
+    const V ri = q ? bi - q[i] : bi;
+    r[i] = ri;
+    rhat[i] = ri;
+    p[i] = V(0);
+    v[i] = V(0);
+    t[0] = sq(ri);
+    t[1] = sq(bi);
+    t[2] = not_finite(bi);
+  }
+  __device__ void finish(const double* s, solver_state* st) const {
+    start(st, s[1], s[2], s[0], history);
+    st->rho = s[0];
+    st->alpha = 1;
+    st->omega = 1;
+    st->beta = 0;
+  }
+};
+
+/// p = r + beta (p - omega v).
+template <class V>
+struct bicg_direction {
+  static constexpr int k = 0;
+  static constexpr bool gated = true;
+  const V* r;
+  const V* v;
+  V* p;
+  V beta, omega;
+  __device__ void load(const solver_state& st) {
+    beta = static_cast<V>(st.beta);
+    omega = static_cast<V>(st.omega);
+  }
+  __device__ void operator()(idx i) const { p[i] = r[i] + beta * (p[i] - omega * v[i]); }
+};
+
+/// r_hat.v with v = A p; alpha = rho / r_hat.v, breakdown when it is 0.
+template <class V>
+struct bicg_alpha {
+  static constexpr int k = 1;
+  static constexpr bool gated = true;
+  const V* rhat;
+  const V* v;
+  __device__ void load(const solver_state&) {}
+  __device__ void operator()(idx i, double (&t)[k]) const { t[0] = static_cast<double>(rhat[i]) * v[i]; }
+  __device__ void finish(const double* s, solver_state* st) const {
+    if (broke(st, quantity_rhat_v, st->iterations + 1, s[0], false)) return;
+    st->alpha = st->rho / s[0];
+  }
+};
+
+/// s = r - alpha v.
+template <class V>
+struct bicg_s {
+  static constexpr int k = 0;
+  static constexpr bool gated = true;
+  const V* r;
+  const V* v;
+  V* s;
+  V alpha;
+  __device__ void load(const solver_state& st) { alpha = static_cast<V>(st.alpha); }
+  __device__ void operator()(idx i) const { s[i] = r[i] - alpha * v[i]; }
+};
+
+/// t.s and t.t in one pass (t = A s); omega = t.s / t.t (0 when t = 0, as Eigen).
+template <class V>
+struct bicg_omega {
+  static constexpr int k = 2;
+  static constexpr bool gated = true;
+  const V* t;
+  const V* s;
+  __device__ void load(const solver_state&) {}
+  __device__ void operator()(idx i, double (&term)[k]) const {
+    term[0] = static_cast<double>(t[i]) * s[i];
+    term[1] = sq(t[i]);
+  }
+  __device__ void finish(const double* sum, solver_state* st) const {
+    const double omega = sum[1] > 0 ? sum[0] / sum[1] : 0.0;
+    if (!isfinite(omega)) {
+      broke(st, quantity_omega, st->iterations + 1, omega, false);
+      return;
+    }
+    st->omega = omega;
+  }
+};
+
+/// x += alpha p + omega s, r = s - omega t; sums r.r and r_hat.r; omega == 0 or rho == 0 break down.
+template <class V>
+struct bicg_update {
+  static constexpr int k = 2;
+  static constexpr bool gated = true;
+  V* x;
+  V* r;
+  const V* rhat;
+  const V* p;
+  const V* s;
+  const V* t;
+  double* history;
+  V alpha, omega;
+  __device__ void load(const solver_state& st) {
+    alpha = static_cast<V>(st.alpha);
+    omega = static_cast<V>(st.omega);
+  }
+  __device__ void operator()(idx i, double (&term)[k]) const {
+    const V si = s[i];
+    x[i] += alpha * p[i] + omega * si;
+    const V ri = si - omega * t[i];
+    r[i] = ri;
+    term[0] = sq(ri);
+    term[1] = static_cast<double>(rhat[i]) * ri;
+  }
+  __device__ void finish(const double* sum, solver_state* st) const {
+    if (record(st, sum[0], history)) return;
+    const int it = st->iterations;
+    if (broke(st, quantity_omega, it, st->omega, false)) return;
+    if (broke(st, quantity_rho, it, sum[1], false)) return;
+    st->beta = (sum[1] / st->rho) * (st->alpha / st->omega);
+    st->rho = sum[1];
+  }
+};
+
+// ---- pipelined cg ------------------------------------------------------------------------------------------
+
+/// r = b - q (or b), z = s = p = 0; sums r.r, b.b, #non-finite b.
+template <class V>
+struct pipe_init {
+  static constexpr int k = 3;
+  static constexpr bool gated = true;
+  const V* b;
+  const V* q;
+  V* r;
+  V* z;
+  V* s;
+  V* p;
+  double* history;
+  __device__ void load(const solver_state&) {}
+  __device__ void operator()(idx i, double (&t)[k]) const {
+    const V bi = b[i];
+    const V ri = q ? bi - q[i] : bi;
+    r[i] = ri;
+    z[i] = V(0);
+    s[i] = V(0);
+    p[i] = V(0);
+    t[0] = sq(ri);
+    t[1] = sq(bi);
+    t[2] = not_finite(bi);
+  }
+  __device__ void finish(const double* sum, solver_state* st) const { start(st, sum[1], sum[2], sum[0], history); }
+};
+
+/// gamma_0 = r.r, delta_0 = w.r (w = A r): alpha_0 = gamma_0 / delta_0, beta_0 = 0.
+template <class V>
+struct pipe_first {
+  static constexpr int k = 2;
+  static constexpr bool gated = true;
+  const V* r;
+  const V* w;
+  __device__ void load(const solver_state&) {}
+  __device__ void operator()(idx i, double (&t)[k]) const {
+    t[0] = sq(r[i]);
+    t[1] = static_cast<double>(w[i]) * r[i];
+  }
+  __device__ void finish(const double* sum, solver_state* st) const {
+    if (broke(st, quantity_pap, 1, sum[1], true)) return;
+    st->gamma = sum[0];
+    st->alpha = sum[0] / sum[1];
+    st->beta = 0;
+  }
+};
+
+/// Ghysels-Vanroose Alg. 4 (M = I), one pass with q = A w:
+///   z = q + beta z, s = w + beta s, p = r + beta p, x += alpha p, r -= alpha s, w -= alpha z;
+/// sums gamma = r.r and delta = w.r of the new r, w; then beta = gamma / gamma_old and
+/// alpha = gamma / (delta - beta gamma / alpha_old), whose divisor is p.Ap of the next direction.
+template <class V>
+struct pipe_update {
+  static constexpr int k = 2;
+  static constexpr bool gated = true;
+  const V* q;
+  V* z;
+  V* s;
+  V* p;
+  V* x;
+  V* r;
+  V* w;
+  double* history;
+  V alpha, beta;
+  __device__ void load(const solver_state& st) {
+    alpha = static_cast<V>(st.alpha);
+    beta = static_cast<V>(st.beta);
+  }
+  __device__ void operator()(idx i, double (&t)[k]) const {
+    const V zi = q[i] + beta * z[i];
+    const V si = w[i] + beta * s[i];
+    const V pi = r[i] + beta * p[i];
+    z[i] = zi;
+    s[i] = si;
+    p[i] = pi;
+    x[i] += alpha * pi;
+    const V ri = r[i] - alpha * si;
+    const V wi = w[i] - alpha * zi;
+    r[i] = ri;
+    w[i] = wi;
+    t[0] = sq(ri);
+    t[1] = static_cast<double>(wi) * ri;
+  }
+  __device__ void finish(const double* sum, solver_state* st) const {
+    if (record(st, sum[0], history)) return;
+    const double beta_new = sum[0] / st->gamma;
+    const double pap = sum[1] - beta_new * sum[0] / st->alpha;
+    if (broke(st, quantity_pap, st->iterations + 1, pap, true)) return;
+    st->beta = beta_new;
+    st->alpha = sum[0] / pap;
+    st->gamma = sum[0];
+  }
+};
+
+// ---- the end of a solve ------------------------------------------------------------------------------------
+
+/// ||b - q||^2 with q = A x (not gated: runs after the iteration stopped).
+template <class V>
+struct true_residual {
+  static constexpr int k = 1;
+  static constexpr bool gated = false;
+  const V* b;
+  const V* q;
+  __device__ void load(const solver_state&) {}
+  __device__ void operator()(idx i, double (&t)[k]) const {
+    t[0] = sq(static_cast<double>(b[i]) - static_cast<double>(q[i]));
+  }
+  __device__ void finish(const double* s, solver_state* st) const { st->true_r2 = s[0]; }
+};
+
+}  // namespace solve::detail

@@ -1,0 +1,272 @@
+// Dispatch of the GPU solvers: workspace, launch shapes, the iteration loop with its periodic status check,
+// the reproducible path through reduce::reproducible_sum, and the result. The only file of libsolve with
+// solver launches.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fused_pass.cuh"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/cuda_launch.hpp"
+#include "input_checks.hpp"
+#include "krylov_ops.cuh"
+#include "reduce/reduce.hpp"
+#include "solve/solver.hpp"
+
+namespace solve {
+
+using detail::solver_state;
+
+template <class Value>
+struct solver<Value>::impl {
+  const linear_operator<Value>* a = nullptr;
+  options opt;
+  std::int64_t n = 0;
+  int block = 256;
+  int grid = 1;
+  // Vectors, named by cg's roles; the other methods reuse them (see solve_impl).
+  gpukit::device_buffer<Value> v0, v1, v2, v3, v4, v5;
+  gpukit::device_buffer<Value> dinv;
+  gpukit::device_buffer<Value> terms;      // reproducible: 4 n
+  gpukit::device_buffer<Value> term_sums;  // reproducible: 4
+  gpukit::device_buffer<double> partials;  // grid * 4 doubles: per-block sums of fused_pass
+  gpukit::device_buffer<double> history;
+  gpukit::device_buffer<solver_state> state;
+  std::unique_ptr<reduce::workspace> rws;
+  solver_state* host_state = nullptr;  // pinned: the status check's copy target
+  stream_t stream = nullptr;
+
+  ~impl() {
+    if (host_state) (void)cudaFreeHost(host_state);
+  }
+
+  // ---- launching one op ------------------------------------------------------------------------------------
+  template <class Op>
+  void pass(const Op& op) {
+    if (block == 128) pass_shaped<128>(op);
+    else pass_shaped<256>(op);
+  }
+
+  template <int Block, class Op>
+  void pass_shaped(const Op& op) {
+    if constexpr (Op::k == 0) {
+      detail::map_pass<Block><<<grid, Block, 0, stream>>>(op, n, state.data());
+      GPUKIT_CHECK_LAUNCH();
+    } else if (opt.reproducible) {
+      detail::store_terms<Block><<<grid, Block, 0, stream>>>(op, n, state.data(), terms.data());
+      GPUKIT_CHECK_LAUNCH();
+      for (int j = 0; j < Op::k; ++j)
+        reduce::reproducible_sum(terms.data() + static_cast<std::int64_t>(j) * n, n, term_sums.data() + j, *rws, stream);
+      detail::finish_terms<<<1, 1, 0, stream>>>(op, state.data(), term_sums.data());
+      GPUKIT_CHECK_LAUNCH();
+    } else {
+      detail::fused_pass<Block><<<grid, Block, 0, stream>>>(op, n, state.data(),
+                                                            reinterpret_cast<detail::sums<Op::k>*>(partials.data()));
+      GPUKIT_CHECK_LAUNCH();
+    }
+  }
+
+  void apply(const Value* x, Value* y) { a->apply(x, y, stream); }
+
+  /// Copies the status word (and with `all`, the whole state) to the pinned host copy and waits.
+  void fetch(bool all) {
+    if (all)
+      GPUKIT_CUDA_CHECK(cudaMemcpyAsync(host_state, state.data(), sizeof(solver_state), cudaMemcpyDeviceToHost, stream));
+    else
+      GPUKIT_CUDA_CHECK(cudaMemcpyAsync(&host_state->status, &state.data()->status, sizeof(int), cudaMemcpyDeviceToHost,
+                                        stream));
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+  result solve_impl(const Value* d_b, Value* d_x, bool guess);
+};
+
+template <class Value>
+result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
+  double* hist = opt.keep_history ? history.data() : nullptr;
+  // The state starts over: running, no iterations, the tolerances.
+  *host_state = solver_state{};
+  host_state->rtol2 = opt.rtol * opt.rtol;
+  host_state->atol2 = opt.atol * opt.atol;
+  GPUKIT_CUDA_CHECK(cudaMemcpyAsync(state.data(), host_state, sizeof(solver_state), cudaMemcpyHostToDevice, stream));
+
+  const Value* q0 = nullptr;  // A x0, when there is a guess
+  if (guess) {
+    apply(x, v2.data());
+    q0 = v2.data();
+  } else {
+    GPUKIT_CUDA_CHECK(cudaMemsetAsync(x, 0, static_cast<std::size_t>(n) * sizeof(Value), stream));
+  }
+  const Value* jac = opt.method == krylov_method::pcg ? dinv.data() : nullptr;
+
+  // One iteration of each method, enqueued; the ops read their scalars from the device state.
+  std::function<void()> iterate;
+  Value* scratch = v2.data();  // A x at the end
+  switch (opt.method) {
+    case krylov_method::cg:
+    case krylov_method::pcg: {
+      Value *r = v0.data(), *p = v1.data(), *q = v2.data();
+      pass(detail::cg_init<Value>{b, q0, jac, r, p, hist});
+      iterate = [=] {
+        apply(p, q);
+        pass(detail::cg_pap<Value>{p, q});
+        if (jac) pass(detail::cg_update<Value, true>{x, r, p, q, jac, hist, Value(0)});
+        else pass(detail::cg_update<Value, false>{x, r, p, q, nullptr, hist, Value(0)});
+        pass(detail::cg_direction<Value>{r, jac, p, Value(0)});
+      };
+      break;
+    }
+    case krylov_method::bicgstab: {
+      Value *r = v0.data(), *p = v1.data(), *t = v2.data(), *rhat = v3.data(), *v = v4.data(), *s = v5.data();
+      pass(detail::bicg_init<Value>{b, q0, r, rhat, p, v, hist});
+      iterate = [=] {
+        pass(detail::bicg_direction<Value>{r, v, p, Value(0), Value(0)});
+        apply(p, v);
+        pass(detail::bicg_alpha<Value>{rhat, v});
+        pass(detail::bicg_s<Value>{r, v, s, Value(0)});
+        apply(s, t);
+        pass(detail::bicg_omega<Value>{t, s});
+        pass(detail::bicg_update<Value>{x, r, rhat, p, s, t, hist, Value(0), Value(0)});
+      };
+      break;
+    }
+    case krylov_method::pipecg: {
+      Value *r = v0.data(), *p = v1.data(), *q = v2.data(), *w = v3.data(), *z = v4.data(), *s = v5.data();
+      pass(detail::pipe_init<Value>{b, q0, r, z, s, p, hist});
+      apply(r, w);
+      pass(detail::pipe_first<Value>{r, w});
+      iterate = [=] {
+        apply(w, q);
+        pass(detail::pipe_update<Value>{q, z, s, p, x, r, w, hist, Value(0), Value(0)});
+      };
+      break;
+    }
+  }
+
+  // The loop: check_every iterations between status checks; iterations after the stop are no-ops.
+  fetch(false);
+  int launched = 0;
+  while (host_state->status == detail::status_running && launched < opt.max_iterations) {
+    const int segment = std::min(opt.check_every, opt.max_iterations - launched);
+    for (int k = 0; k < segment; ++k) iterate();
+    launched += segment;
+    fetch(static_cast<bool>(opt.progress));
+    if (opt.progress) opt.progress(host_state->iterations, std::sqrt(host_state->rr));
+  }
+  fetch(true);
+  if (host_state->status == detail::status_bad_rhs)
+    throw std::invalid_argument("the right-hand side holds NaN or Inf");
+
+  result res;
+  res.method = opt.method;
+  res.iterations = host_state->iterations;
+  res.residual_norm = std::sqrt(host_state->rr);
+  res.rhs_norm = std::sqrt(host_state->b_norm2);
+  switch (host_state->status) {
+    case detail::status_converged: res.reason = stop_reason::converged; break;
+    case detail::status_breakdown: res.reason = stop_reason::breakdown; break;
+    case detail::status_non_finite: res.reason = stop_reason::non_finite; break;
+    default: res.reason = stop_reason::max_iterations; break;
+  }
+  res.converged = res.reason == stop_reason::converged;
+  if (res.reason == stop_reason::breakdown || res.reason == stop_reason::non_finite)
+    res.breakdown = {detail::quantity_name(host_state->quantity), host_state->breakdown_iteration,
+                     host_state->breakdown_value};
+  if (opt.keep_history) {
+    res.history.resize(static_cast<std::size_t>(res.iterations) + 1);
+    GPUKIT_CUDA_CHECK(cudaMemcpyAsync(res.history.data(), history.data(), res.history.size() * sizeof(double),
+                                      cudaMemcpyDeviceToHost, stream));
+  }
+  // The true residual, from x.
+  apply(x, scratch);
+  pass(detail::true_residual<Value>{b, scratch});
+  fetch(true);
+  res.true_relative_residual = host_state->b_norm2 > 0 ? std::sqrt(host_state->true_r2 / host_state->b_norm2) : 0.0;
+  return res;
+}
+
+template <class Value>
+solver<Value>::solver(const linear_operator<Value>& a, const options& opt) : impl_(std::make_unique<impl>()) {
+  detail::check_options(opt);
+  detail::check_shape(a.rows(), a.cols());
+  impl& s = *impl_;
+  s.a = &a;
+  s.opt = opt;
+  s.n = a.rows();
+  s.block = opt.block_size ? opt.block_size : 256;
+  // Enough blocks to fill the GPU (2048 resident threads per SM on sm_80/90), fewer for short vectors.
+  const std::int64_t full = static_cast<std::int64_t>(gpukit::sm_count()) * (2048 / s.block);
+  const std::int64_t needed = (s.n + s.block - 1) / s.block;
+  s.grid = static_cast<int>(opt.grid_blocks ? opt.grid_blocks : std::max<std::int64_t>(1, std::min(full, needed)));
+  for (auto* v : {&s.v0, &s.v1, &s.v2, &s.v3, &s.v4, &s.v5}) *v = gpukit::device_buffer<Value>(s.n);
+  s.partials = gpukit::device_buffer<double>(static_cast<std::int64_t>(s.grid) * 4);
+  if (opt.keep_history) s.history = gpukit::device_buffer<double>(static_cast<std::int64_t>(opt.max_iterations) + 1);
+  s.state = gpukit::device_buffer<solver_state>(1);
+  if (opt.reproducible) {
+    s.terms = gpukit::device_buffer<Value>(4 * s.n);
+    s.term_sums = gpukit::device_buffer<Value>(4);
+    s.rws = std::make_unique<reduce::workspace>();
+  }
+  GPUKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.host_state), sizeof(solver_state)));
+  *s.host_state = solver_state{};
+  // The ticket counter must start at 0: the whole state is written before every solve.
+  if (opt.method == krylov_method::pcg) {
+    if (!a.has_diagonal())
+      throw std::invalid_argument("pcg (Jacobi) needs the operator's diagonal: this operator does not provide one");
+    gpukit::device_buffer<Value> d(s.n);
+    a.diagonal(d.data(), nullptr);
+    GPUKIT_CUDA_CHECK(cudaDeviceSynchronize());
+    s.dinv = gpukit::device_buffer<Value>(detail::checked_inverse(d.download()));
+  }
+}
+
+template <class Value>
+solver<Value>::solver(solver&&) noexcept = default;
+template <class Value>
+solver<Value>& solver<Value>::operator=(solver&&) noexcept = default;
+template <class Value>
+solver<Value>::~solver() = default;
+
+template <class Value>
+void solver<Value>::check_sizes(std::int64_t b, std::int64_t x) const {
+  detail::check_vector_size("right-hand side", b, impl_->n);
+  detail::check_vector_size("solution vector", x, impl_->n);
+}
+
+template <class Value>
+result solver<Value>::solve(const Value* d_b, Value* d_x, std::int64_t n, stream_t stream) {
+  detail::check_vector_size("right-hand side", n, impl_->n);
+  impl_->stream = stream;
+  return impl_->solve_impl(d_b, d_x, false);
+}
+
+template <class Value>
+result solver<Value>::solve_with_guess(const Value* d_b, Value* d_x, std::int64_t n, stream_t stream) {
+  detail::check_vector_size("right-hand side", n, impl_->n);
+  impl_->stream = stream;
+  return impl_->solve_impl(d_b, d_x, true);
+}
+
+template <class Value>
+const options& solver<Value>::settings() const noexcept {
+  return impl_->opt;
+}
+
+template <class Value>
+std::size_t solver<Value>::workspace_bytes() const noexcept {
+  const impl& s = *impl_;
+  return 6 * s.v0.bytes() + s.dinv.bytes() + s.terms.bytes() + s.partials.bytes() + s.history.bytes() +
+         (s.rws ? s.rws->bytes() : 0);
+}
+
+template class solver<float>;
+template class solver<double>;
+
+}  // namespace solve

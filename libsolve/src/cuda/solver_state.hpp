@@ -1,0 +1,43 @@
+// The iteration's scalars, in device memory (one per solver), and the codes they use. Plain C++ (the host
+// prepares it before a solve and reads it back at the end).
+#pragma once
+
+namespace solve::detail {
+
+enum status_code : int {
+  status_running = 0,
+  status_converged = 1,
+  status_breakdown = 2,
+  status_non_finite = 3,
+  status_bad_rhs = 4,  ///< NaN/Inf in b: the host throws std::invalid_argument
+};
+
+enum quantity_code : int { quantity_none = 0, quantity_pap, quantity_rhat_v, quantity_omega, quantity_rho, quantity_rr };
+
+inline const char* quantity_name(int q) {
+  switch (q) {
+    case quantity_pap: return "p.Ap";
+    case quantity_rhat_v: return "r_hat.v";
+    case quantity_omega: return "omega";
+    case quantity_rho: return "rho";
+    case quantity_rr: return "r.r";
+    default: return "";
+  }
+}
+
+struct solver_state {
+  double rtol2 = 0, atol2 = 0;       // set by the host
+  double b_norm2 = 0, threshold2 = 0;
+  double rr = 0;                     // ||r_k||^2 of the latest iterate
+  double rho = 0, alpha = 0, beta = 0, omega = 0, gamma = 0;
+  double true_r2 = 0;                // ||b - A x||^2 at the end
+  double breakdown_value = 0;
+  int status = status_running;
+  int iterations = 0;
+  int quantity = quantity_none;
+  int breakdown_iteration = 0;
+  unsigned ticket = 0;               // fused_pass's last-block counter, back to 0 after every pass
+  int pad = 0;
+};
+
+}  // namespace solve::detail

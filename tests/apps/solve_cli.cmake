@@ -1,0 +1,41 @@
+# CLI contract of the solve app (see tests/apps/CMakeLists.txt for gpukit_cli_test). Cases that must fail
+# before a device is chosen count their stderr lines with any --device; the others pass --device cpu where
+# the line count matters (without a GPU, auto adds the fallback note).
+set(SOLVE_BAD ${CMAKE_CURRENT_BINARY_DIR}/solve_inputs)
+file(MAKE_DIRECTORY ${SOLVE_BAD})
+# diag(1, -1, 2, -3) with b = ones: cg breaks down at once, p.Ap = 1 - 1 + 2 - 3 = -1 <= 0 (indefinite).
+file(WRITE ${SOLVE_BAD}/indefinite.mtx "%%MatrixMarket matrix coordinate real general\n4 4 4\n1 1 1\n2 2 -1\n3 3 2\n4 4 -3\n")
+file(WRITE ${SOLVE_BAD}/nan.mtx "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 nan\n2 2 1\n")
+file(WRITE ${SOLVE_BAD}/rhs3.txt "1 2 3\n")
+
+set(SOLVE $<TARGET_FILE:solve_app>)
+gpukit_cli_test(NAME solve_help EXPECT 0 COMMAND ${SOLVE} --help)
+gpukit_cli_test(NAME solve_run_help EXPECT 0 COMMAND ${SOLVE} run --help)
+gpukit_cli_test(NAME solve_version EXPECT 0 COMMAND ${SOLVE} --version)
+gpukit_cli_test(NAME solve_run_pcg_494_bus EXPECT 0 JSON r.json
+                COMMAND ${SOLVE} run ${DATA}/sparse/494_bus.mtx --method pcg --tol 1e-10 --json r.json --history h.csv)
+gpukit_cli_test(NAME solve_run_pcg_bcsstk13 EXPECT 0 JSON r.json
+                COMMAND ${SOLVE} run ${DATA}/sparse/bcsstk13.mtx --method pcg --tol 1e-8 --max-iterations 5000
+                        --rhs random --json r.json)
+gpukit_cli_test(NAME solve_run_float_cg EXPECT 0 JSON r.json
+                COMMAND ${SOLVE} run ${DATA}/sparse/laplace2d_16.mtx --precision float --tol 1e-5 --json r.json)
+foreach(m cg bicgstab pipecg)
+  gpukit_cli_test(NAME solve_run_${m}_reproducible EXPECT 0 JSON r.json
+                  COMMAND ${SOLVE} run ${DATA}/sparse/laplace2d_16.mtx --method ${m} --reproducible --json r.json)
+endforeach()
+gpukit_cli_test(NAME solve_run_not_converged EXPECT 1 STDERR_LINES 1 JSON r.json
+                COMMAND ${SOLVE} run ${DATA}/sparse/494_bus.mtx --max-iterations 5 --device cpu --json r.json)
+gpukit_cli_test(NAME solve_run_breakdown EXPECT 1 STDERR_LINES 1 JSON r.json
+                COMMAND ${SOLVE} run ${SOLVE_BAD}/indefinite.mtx --device cpu --json r.json)
+gpukit_cli_test(NAME solve_run_non_square EXPECT 2 STDERR_LINES 1 JSON r.json
+                COMMAND ${SOLVE} run ${DATA}/sparse/lp_afiro.mtx --json r.json)
+gpukit_cli_test(NAME solve_run_nan_matrix EXPECT 2 STDERR_LINES 1 JSON r.json
+                COMMAND ${SOLVE} run ${SOLVE_BAD}/nan.mtx --json r.json)
+gpukit_cli_test(NAME solve_run_rhs_size_mismatch EXPECT 2 STDERR_LINES 1 JSON r.json
+                COMMAND ${SOLVE} run ${DATA}/sparse/494_bus.mtx --rhs ${SOLVE_BAD}/rhs3.txt --json r.json)
+gpukit_cli_test(NAME solve_run_zero_diagonal_pcg EXPECT 2 STDERR_LINES 1 JSON r.json
+                COMMAND ${SOLVE} run ${DATA}/sparse/west0479.mtx --method pcg --json r.json)
+gpukit_cli_test(NAME solve_run_missing_file EXPECT 2 STDERR_LINES 1
+                COMMAND ${SOLVE} run no_such_matrix.mtx)
+gpukit_cli_test(NAME solve_run_bad_method EXPECT 2 STDERR_LINES 1
+                COMMAND ${SOLVE} run ${DATA}/sparse/494_bus.mtx --method gmres)

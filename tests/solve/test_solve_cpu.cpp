@@ -1,0 +1,301 @@
+// The CPU path (solve::reference) against Eigen's ConjugateGradient and BiCGSTAB on the validation set
+// (iteration counts and solutions), its breakdown and stopping behaviour, its input checks, and the
+// checkers themselves rejecting wrong answers. Eigen lives in this file only.
+#include <Eigen/IterativeLinearSolvers>
+#include <Eigen/SparseCore>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "solve/problems.hpp"
+#include "solve/reference.hpp"
+#include "solve_test_problems.hpp"
+#include "test_support.hpp"
+
+using solve::krylov_method;
+using solve_test::csr;
+
+namespace {
+
+using eigen_matrix = Eigen::SparseMatrix<double, Eigen::RowMajor, std::int32_t>;
+
+eigen_matrix to_eigen(const csr& a) {
+  return Eigen::Map<const eigen_matrix>(a.rows(), a.cols(), a.nnz(), a.row_ptr().data(), a.col_idx().data(),
+                                        a.values().data());
+}
+
+struct eigen_result {
+  std::vector<double> x;
+  int iterations;
+  bool converged;
+};
+
+/// Eigen's solver for `method`: cg and pipecg against ConjugateGradient with the identity preconditioner, pcg
+/// against its DiagonalPreconditioner (Jacobi), bicgstab against BiCGSTAB with the identity. Eigen counts
+/// a CG iteration only when it does not stop in it (its loop breaks before i++), so a CG solve that
+/// converges in k of our iterations reports k - 1; BiCGSTAB counts every iteration.
+eigen_result eigen_solve(const csr& a, const std::vector<double>& b, krylov_method m, double rtol, int max_it) {
+  const eigen_matrix e = to_eigen(a);
+  const Eigen::Map<const Eigen::VectorXd> be(b.data(), static_cast<Eigen::Index>(b.size()));
+  Eigen::VectorXd x;
+  eigen_result out;
+  auto run = [&](auto& s) {
+    s.setTolerance(rtol);
+    s.setMaxIterations(max_it);
+    s.compute(e);
+    x = s.solve(be);
+    out.iterations = static_cast<int>(s.iterations());
+    out.converged = s.info() == Eigen::Success;
+  };
+  if (m == krylov_method::bicgstab) {
+    Eigen::BiCGSTAB<eigen_matrix, Eigen::IdentityPreconditioner> s;
+    run(s);
+  } else if (m == krylov_method::pcg) {
+    Eigen::ConjugateGradient<eigen_matrix, Eigen::Lower | Eigen::Upper, Eigen::DiagonalPreconditioner<double>> s;
+    run(s);
+    ++out.iterations;
+  } else {
+    Eigen::ConjugateGradient<eigen_matrix, Eigen::Lower | Eigen::Upper, Eigen::IdentityPreconditioner> s;
+    run(s);
+    ++out.iterations;
+  }
+  out.x.assign(x.data(), x.data() + x.size());
+  return out;
+}
+
+double relative_distance(const std::vector<double>& x, const std::vector<double>& y) {
+  double d = 0, n = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    d += (x[i] - y[i]) * (x[i] - y[i]);
+    n += y[i] * y[i];
+  }
+  return std::sqrt(d / n);
+}
+
+/// The solutions of two solves of the same system, each with relative residual <= rho_1, rho_2, differ by
+/// at most cond(A) (rho_1 + rho_2) relative to ||x|| (||x - y|| <= ||A^-1|| ||r_x - r_y||, ||b|| <= ||A|| ||x||).
+/// cond(A) of the n x n 5-point Poisson matrix is cot^2(pi / (2 (n + 1))); for the other problems we bound
+/// the distance with cond <= 1 / (rtol_attained) only where that is informative, i.e. we check the
+/// generated Poisson problems exactly this way and the others by their residuals alone.
+double poisson2d_cond(int n) {
+  const double t = std::tan(M_PI / (2.0 * (n + 1)));
+  return 1.0 / (t * t);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(solve_cpu)
+
+CPU_TEST_CASE(reference_matches_eigen_on_spd_problems) {
+  for (const auto& p : solve_test::spd_problems()) {
+    const auto b = solve_test::rhs(p.a.rows());
+    const double rtol = solve_test::rtol_for(p);
+    for (krylov_method m : solve::all_krylov_methods()) {
+      if (p.jacobi_only && m != krylov_method::pcg) continue;
+      BOOST_TEST_CONTEXT(p.name << " " << solve::to_string(m)) {
+        solve::options opt;
+        opt.method = m;
+        opt.rtol = rtol;
+        opt.max_iterations = p.max_iterations;
+        std::vector<double> x;
+        const solve::result r = solve::reference::solve(p.a, b, x, opt);
+        const eigen_result e = eigen_solve(p.a, b, m, rtol, p.max_iterations);
+        BOOST_TEST_MESSAGE(p.name << " " << solve::to_string(m) << ": ours " << r.iterations << ", Eigen "
+                                  << e.iterations << ", " << r.summary());
+        BOOST_TEST(e.converged);
+        if (m == krylov_method::pipecg && !solve_test::pipecg_converges(p)) {
+          BOOST_TEST((r.converged || r.reason == solve::stop_reason::breakdown));
+          BOOST_TEST(std::fabs(r.true_relative_residual - solve::reference::true_relative_residual(p.a, b, x)) <=
+                     1e-9 * r.true_relative_residual);
+          continue;
+        }
+        BOOST_TEST(solve_test::solution_ok(p.a, b, x, r, rtol));
+        // pipecg follows cg in exact arithmetic: compared with Eigen's CG as well.
+        if (m == krylov_method::bicgstab) BOOST_TEST(solve_test::bicgstab_iterations_close(r.iterations, e.iterations));
+        else BOOST_TEST(solve_test::iterations_close(r.iterations, e.iterations));
+        if (p.name == "poisson2d_48") {
+          const double bound = poisson2d_cond(48) * (r.true_relative_residual +
+                                                     solve::reference::true_relative_residual(p.a, b, e.x));
+          BOOST_TEST(relative_distance(x, e.x) <= bound);
+        }
+      }
+    }
+  }
+}
+
+CPU_TEST_CASE(reference_bicgstab_matches_eigen_on_nonsymmetric_cage8) {
+  const csr a = solve_test::read_data("cage8.mtx");
+  const auto b = solve_test::rhs(a.rows());
+  solve::options opt;
+  opt.method = krylov_method::bicgstab;
+  opt.rtol = 1e-10;
+  std::vector<double> x;
+  const solve::result r = solve::reference::solve(a, b, x, opt);
+  const eigen_result e = eigen_solve(a, b, krylov_method::bicgstab, 1e-10, 1000);
+  BOOST_TEST_MESSAGE("cage8 bicgstab: ours " << r.iterations << ", Eigen " << e.iterations);
+  BOOST_TEST(solve_test::solution_ok(a, b, x, r, 1e-10));
+  BOOST_TEST(solve_test::iterations_close(r.iterations, e.iterations));
+}
+
+CPU_TEST_CASE(checkers_reject_wrong_answers) {
+  const csr a = solve::problems::poisson_2d<double, std::int32_t>(20);
+  const auto b = solve_test::rhs(a.rows());
+  solve::options opt;
+  opt.rtol = 1e-10;
+  std::vector<double> x;
+  const solve::result r = solve::reference::solve(a, b, x, opt);
+  BOOST_TEST(solve_test::solution_ok(a, b, x, r, 1e-10));
+  // x perturbed by 1e-6 relative in one entry: its true residual rises far above the bound.
+  std::vector<double> bad = x;
+  bad[17] *= 1 + 1e-6;
+  BOOST_TEST(!solve_test::solution_ok(a, b, bad, r, 1e-10));
+  // A result that claims a true residual it does not have.
+  solve::result lie = r;
+  lie.true_relative_residual = 1e-3;
+  BOOST_TEST(!solve_test::solution_ok(a, b, x, lie, 1e-10));
+  // Not converged.
+  solve::result stopped = r;
+  stopped.converged = false;
+  BOOST_TEST(!solve_test::solution_ok(a, b, x, stopped, 1e-10));
+  // Iteration counts: within 2 % (at least 1) passes, beyond fails.
+  BOOST_TEST(solve_test::iterations_close(100, 102));
+  BOOST_TEST(!solve_test::iterations_close(100, 103));
+  BOOST_TEST(!solve_test::iterations_close(10, 12));
+}
+
+CPU_TEST_CASE(reference_cg_breakdown_on_indefinite_matrix) {
+  {
+    const csr a = solve_test::indefinite_3();
+    std::vector<double> x;
+    solve::options opt;
+    const auto r = solve::reference::solve(a, std::vector<double>{1, 1, 0}, x, opt);
+    BOOST_TEST(!r.converged);
+    BOOST_TEST(solve::to_string(r.reason) == "breakdown");
+    BOOST_TEST(r.breakdown.quantity == "p.Ap");
+    BOOST_TEST(r.breakdown.iteration == 1);
+    BOOST_TEST(r.breakdown.value == 0.0);
+    BOOST_TEST(r.iterations == 0);
+  }
+  // (pcg is left out: Jacobi inverts a diagonal matrix exactly, so pcg solves it in one step.)
+  for (krylov_method m : {krylov_method::cg, krylov_method::pipecg}) {
+    const csr a = solve_test::indefinite_6();
+    std::vector<double> x;
+    solve::options opt;
+    opt.method = m;
+    const auto r = solve::reference::solve(a, std::vector<double>(6, 1.0), x, opt);
+    BOOST_TEST_CONTEXT(solve::to_string(m)) {
+      BOOST_TEST(solve::to_string(r.reason) == "breakdown");
+      BOOST_TEST(r.breakdown.quantity == "p.Ap");
+      BOOST_TEST(r.breakdown.value <= 0.0);
+      BOOST_TEST(r.summary().find("breakdown at iteration") != std::string::npos);
+    }
+    if (m == krylov_method::cg) {
+      // Hand computation: p.Ap = 7 at iteration 1, -61.714... at iteration 2.
+      BOOST_TEST(r.breakdown.iteration == 2);
+      BOOST_TEST(r.iterations == 1);
+      BOOST_TEST(std::fabs(r.breakdown.value + 432.0 / 7.0) <= 1e-12);
+    }
+  }
+}
+
+CPU_TEST_CASE(reference_bicgstab_breakdowns) {
+  solve::options opt;
+  opt.method = krylov_method::bicgstab;
+  std::vector<double> x;
+  const auto w = solve::reference::solve(solve_test::bicg_omega_zero(), std::vector<double>{1, 0}, x, opt);
+  BOOST_TEST(solve::to_string(w.reason) == "breakdown");
+  BOOST_TEST(w.breakdown.quantity == "omega");
+  BOOST_TEST(w.breakdown.iteration == 1);
+  const auto r = solve::reference::solve(solve_test::bicg_rho_zero(), std::vector<double>{1, 0, 0}, x, opt);
+  BOOST_TEST(solve::to_string(r.reason) == "breakdown");
+  BOOST_TEST(r.breakdown.quantity == "rho");
+  BOOST_TEST(r.breakdown.iteration == 1);
+}
+
+CPU_TEST_CASE(reference_stopping_rules) {
+  const csr a = solve::problems::poisson_2d<double, std::int32_t>(16);
+  const auto b = solve_test::rhs(a.rows());
+  std::vector<double> x;
+  solve::options opt;
+  opt.max_iterations = 5;
+  auto r = solve::reference::solve(a, b, x, opt);
+  BOOST_TEST(!r.converged);
+  BOOST_TEST(solve::to_string(r.reason) == "max_iterations");
+  BOOST_TEST(r.iterations == 5);
+  BOOST_TEST(r.history.size() == 6u);
+  // b = 0: x = 0 at once.
+  r = solve::reference::solve(a, std::vector<double>(a.rows(), 0.0), x, solve::options{});
+  BOOST_TEST(r.converged);
+  BOOST_TEST(r.iterations == 0);
+  BOOST_TEST(r.true_relative_residual == 0.0);
+  // atol alone: stops as soon as ||r|| <= atol.
+  opt = {};
+  opt.rtol = 0;
+  opt.atol = 1e-3;
+  r = solve::reference::solve(a, b, x, opt);
+  BOOST_TEST(r.converged);
+  BOOST_TEST(r.residual_norm <= 1e-3);
+  BOOST_TEST(r.history.at(r.history.size() - 2) > 1e-3);
+  // The guess: starting from the solution converges in 0 iterations.
+  opt = {};
+  r = solve::reference::solve(a, b, x, opt);
+  const auto r2 = solve::reference::solve(a, b, x, opt, true);
+  BOOST_TEST(r2.iterations == 0);
+}
+
+CPU_TEST_CASE(reference_rejects_bad_input) {
+  auto throws_with = [](auto&& f, const std::string& words) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      BOOST_TEST_CONTEXT(e.what()) { BOOST_TEST(std::string(e.what()).find(words) != std::string::npos); }
+      return;
+    }
+    BOOST_ERROR("no std::invalid_argument for '" << words << "'");
+  };
+  solve::options opt;
+  std::vector<double> x;
+  const csr rect(2, 3, {0, 1, 2}, {0, 1}, {1.0, 1.0});
+  throws_with([&] { solve::reference::solve(rect, std::vector<double>{1, 1}, x, opt); }, "not square");
+  throws_with([&] { solve::reference::solve(csr(), std::vector<double>{}, x, opt); }, "empty");
+  const csr a = solve::problems::poisson_2d<double, std::int32_t>(4);
+  throws_with([&] { solve::reference::solve(a, std::vector<double>(15, 1.0), x, opt); }, "size mismatch");
+  csr nan_a = a;
+  nan_a.values()[5] = std::numeric_limits<double>::quiet_NaN();
+  throws_with([&] { solve::reference::solve(nan_a, std::vector<double>(16, 1.0), x, opt); }, "NaN or Inf");
+  std::vector<double> inf_b(16, 1.0);
+  inf_b[3] = std::numeric_limits<double>::infinity();
+  throws_with([&] { solve::reference::solve(a, inf_b, x, opt); }, "right-hand side holds NaN or Inf");
+  const csr zero_diag(2, 2, {0, 1, 3}, {1, 0, 1}, {1.0, 1.0, 2.0});
+  opt.method = krylov_method::pcg;
+  throws_with([&] { solve::reference::solve(zero_diag, std::vector<double>{1, 1}, x, opt); }, "zero on the diagonal at row 0");
+  opt = {};
+  opt.check_every = 0;
+  throws_with([&] { solve::reference::solve(a, std::vector<double>(16, 1.0), x, opt); }, "check_every");
+}
+
+CPU_TEST_CASE(problem_generators_are_symmetric_with_positive_diagonal) {
+  for (const auto& p : solve_test::spd_problems()) {
+    BOOST_TEST_CONTEXT(p.name) {
+      const auto& a = p.a;
+      // Symmetry: every (i, j) has an equal (j, i) (dense lookup per row, the matrices are small).
+      bool symmetric = true;
+      for (std::int64_t i = 0; i < a.rows() && symmetric; ++i)
+        for (auto e = a.row_ptr()[i]; e < a.row_ptr()[i + 1]; ++e) {
+          const auto j = a.col_idx()[e];
+          bool found = false;
+          for (auto f = a.row_ptr()[j]; f < a.row_ptr()[j + 1]; ++f)
+            if (a.col_idx()[f] == i && a.values()[f] == a.values()[e]) found = true;
+          symmetric = symmetric && found;
+        }
+      BOOST_TEST(symmetric);
+      BOOST_CHECK_NO_THROW(solve::reference::check_matrix(a, true));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

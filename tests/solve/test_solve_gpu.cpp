@@ -1,0 +1,326 @@
+// Every GPU method against the CPU path (solve::reference) on the validation problems, in double and float;
+// the reproducible mode's bitwise history across runs and launch shapes; breakdown and non-finite detection;
+// bad inputs; the callback operator; many right-hand sides on one solver; check_every not changing results.
+#include <boost/mpl/list.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpukit/device_buffer.hpp"
+#include "solve/solve.hpp"
+#include "solve_test_problems.hpp"
+#include "sparse/spmv.hpp"
+#include "test_support.hpp"
+
+using solve::krylov_method;
+using solve_test::csr;
+
+namespace {
+
+template <class V>
+struct gpu_run {
+  solve::result r;
+  std::vector<V> x;
+};
+
+/// One GPU solve of a host matrix through csr_operator (automatic SpMV plan).
+template <class V>
+gpu_run<V> gpu_solve(const sparse::host_csr<V, std::int32_t>& a, const std::vector<V>& b, const solve::options& opt) {
+  const sparse::device_csr<V, std::int32_t> d(a);
+  const solve::csr_operator<V, std::int32_t> op(d);
+  solve::solver<V> s(op, opt);
+  gpukit::device_buffer<V> db(b), dx(a.rows());
+  gpu_run<V> out;
+  out.r = s.solve(db, dx);
+  out.x = dx.download();
+  return out;
+}
+
+template <class T>
+std::vector<T> cast_vector(const std::vector<double>& v) {
+  return std::vector<T>(v.begin(), v.end());
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+template <class V>
+bool same_bits_v(const std::vector<V>& a, const std::vector<V>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(V)) == 0;
+}
+
+bool runs_on(const solve_test::problem& p, krylov_method m) {
+  if (p.jacobi_only && m != krylov_method::pcg) return false;
+  return true;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(solve_gpu)
+
+// Double: the true residual within residual_bound (derived in solve_test_problems.hpp) and the iteration
+// count within 2 % of the CPU path (bicgstab: 10 %, see bicgstab_iterations_close) for every method.
+GPU_TEST_CASE(gpu_matches_reference_in_double) {
+  for (const auto& p : solve_test::spd_problems()) {
+    const auto b = solve_test::rhs(p.a.rows());
+    for (krylov_method m : solve::all_krylov_methods()) {
+      if (!runs_on(p, m)) continue;
+      BOOST_TEST_CONTEXT(p.name << " " << solve::to_string(m)) {
+        solve::options opt;
+        opt.method = m;
+        opt.rtol = solve_test::rtol_for(p);
+        opt.max_iterations = p.max_iterations;
+        std::vector<double> xr;
+        const auto ref = solve::reference::solve(p.a, b, xr, opt);
+        const auto g = gpu_solve(p.a, b, opt);
+        BOOST_TEST_MESSAGE(p.name << " " << solve::to_string(m) << ": gpu " << g.r.iterations << ", cpu "
+                                  << ref.iterations << "; " << g.r.summary());
+        BOOST_TEST(g.r.history.size() == static_cast<std::size_t>(g.r.iterations) + 1);
+        if (m == krylov_method::pipecg && !solve_test::pipecg_converges(p)) {
+          BOOST_TEST((g.r.converged || g.r.reason == solve::stop_reason::breakdown));
+          BOOST_TEST(std::fabs(g.r.true_relative_residual - solve::reference::true_relative_residual(p.a, b, g.x)) <=
+                     1e-6 * g.r.true_relative_residual + 1e-12);
+          continue;
+        }
+        BOOST_TEST(solve_test::solution_ok(p.a, b, g.x, g.r, opt.rtol));
+        if (m == krylov_method::bicgstab) BOOST_TEST(solve_test::bicgstab_iterations_close(g.r.iterations, ref.iterations));
+        else BOOST_TEST(solve_test::iterations_close(g.r.iterations, ref.iterations));
+      }
+    }
+  }
+}
+
+// Float on the well-conditioned problems, rtol 1e-5: the true residual within residual_bound<float> (the
+// same derivation with u = 2^-24; e.g. poisson2d_48, k ~ 100, m = 5: 4 * 101 * gamma_7 * |||A||x||| / ||b||
+// ~ 4e-4 * |||A||x||| / ||b||, and |||A||x||| / ||b|| ~ 10-100 here, so the bound is ~1e-2 at worst: loose, but
+// a perturbed x (checkers_reject_wrong_answers) or a wrong method fails it by orders of magnitude). The
+// count: within 10 % of the CPU path in float (the float vector updates round identically on both paths;
+// only the dot order differs, whose effect on a float count is not derived: a sanity band).
+GPU_TEST_CASE(gpu_solves_in_float) {
+  for (const auto& p : solve_test::spd_problems()) {
+    if (!p.float_ok) continue;
+    const auto af = p.a.cast<float, std::int32_t>();
+    const auto b = cast_vector<float>(solve_test::rhs(p.a.rows()));
+    for (krylov_method m : solve::all_krylov_methods()) {
+      BOOST_TEST_CONTEXT(p.name << " float " << solve::to_string(m)) {
+        solve::options opt;
+        opt.method = m;
+        opt.rtol = 1e-5;
+        opt.max_iterations = p.max_iterations;
+        std::vector<float> xr;
+        const auto ref = solve::reference::solve(af, b, xr, opt);
+        const auto g = gpu_solve(af, b, opt);
+        BOOST_TEST_MESSAGE(p.name << " float " << solve::to_string(m) << ": gpu " << g.r.iterations << ", cpu "
+                                  << ref.iterations << "; " << g.r.summary());
+        BOOST_TEST(solve_test::solution_ok(af, b, g.x, g.r, opt.rtol));
+        BOOST_TEST(solve_test::bicgstab_iterations_close(g.r.iterations, ref.iterations));
+      }
+    }
+  }
+}
+
+using value_types = boost::mpl::list<float, double>;
+
+// Reproducible mode: residual history and x bitwise identical across 3 runs and two launch shapes
+// (256 threads x automatic grid, 128 threads x 7 blocks), for every method. The default mode: bitwise
+// identical run to run for one shape.
+GPU_TEST_CASE_TEMPLATE(reproducible_history_is_bitwise_identical, V, value_types) {
+  const auto a = solve::problems::poisson_2d<V, std::int32_t>(40);
+  const auto b = cast_vector<V>(solve_test::rhs(a.rows()));
+  for (krylov_method m : solve::all_krylov_methods()) {
+    BOOST_TEST_CONTEXT(solve::to_string(m)) {
+      solve::options opt;
+      opt.method = m;
+      opt.rtol = std::is_same_v<V, float> ? 1e-5 : 1e-10;
+      opt.reproducible = true;
+      std::vector<gpu_run<V>> runs;
+      for (int k = 0; k < 3; ++k) runs.push_back(gpu_solve(a, b, opt));
+      opt.block_size = 128;
+      opt.grid_blocks = 7;
+      runs.push_back(gpu_solve(a, b, opt));
+      for (std::size_t k = 1; k < runs.size(); ++k) {
+        BOOST_TEST(runs[k].r.iterations == runs[0].r.iterations);
+        BOOST_TEST(same_bits(runs[k].r.history, runs[0].r.history));
+        BOOST_TEST(same_bits_v(runs[k].x, runs[0].x));
+      }
+      BOOST_TEST(runs[0].r.converged);
+      // Default mode, one shape: run to run.
+      opt.reproducible = false;
+      const auto d0 = gpu_solve(a, b, opt), d1 = gpu_solve(a, b, opt);
+      BOOST_TEST(same_bits(d0.r.history, d1.r.history));
+      BOOST_TEST(same_bits_v(d0.x, d1.x));
+    }
+  }
+}
+
+// The history checker itself: a history with one bit flipped is told apart.
+CPU_TEST_CASE(bitwise_checker_rejects_one_flipped_bit) {
+  std::vector<double> h = {1.0, 0.5, 0.25};
+  std::vector<double> g = h;
+  std::uint64_t bits;
+  std::memcpy(&bits, &g[1], 8);
+  bits ^= 1;
+  std::memcpy(&g[1], &bits, 8);
+  BOOST_TEST(!same_bits(h, g));
+  BOOST_TEST(same_bits(h, h));
+}
+
+GPU_TEST_CASE(check_every_does_not_change_the_result) {
+  const auto a = solve::problems::poisson_3d<double, std::int32_t>(12);
+  const auto b = solve_test::rhs(a.rows());
+  for (krylov_method m : solve::all_krylov_methods()) {
+    BOOST_TEST_CONTEXT(solve::to_string(m)) {
+      solve::options opt;
+      opt.method = m;
+      opt.check_every = 1;
+      const auto one = gpu_solve(a, b, opt);
+      for (int k : {3, 8, 1000}) {
+        opt.check_every = k;
+        const auto other = gpu_solve(a, b, opt);
+        BOOST_TEST(other.r.iterations == one.r.iterations);
+        BOOST_TEST(same_bits(other.r.history, one.r.history));
+        BOOST_TEST(same_bits_v(other.x, one.x));
+      }
+      opt.check_every = 4;
+      opt.max_iterations = 10;
+      const auto capped = gpu_solve(a, b, opt);
+      BOOST_TEST(!capped.r.converged);
+      BOOST_TEST(capped.r.reason == solve::stop_reason::max_iterations);
+      BOOST_TEST(capped.r.iterations == 10);
+    }
+  }
+}
+
+GPU_TEST_CASE(breakdowns_are_detected_and_named_as_on_the_cpu) {
+  struct case_t {
+    csr a;
+    std::vector<double> b;
+    krylov_method m;
+    const char* quantity;
+    int iteration;
+  };
+  const std::vector<case_t> cases = {
+      {solve_test::indefinite_3(), {1, 1, 0}, krylov_method::cg, "p.Ap", 1},
+      {solve_test::indefinite_6(), std::vector<double>(6, 1.0), krylov_method::cg, "p.Ap", 2},
+      {solve_test::indefinite_6(), std::vector<double>(6, 1.0), krylov_method::pipecg, "p.Ap", 0},
+      {solve_test::bicg_omega_zero(), {1, 0}, krylov_method::bicgstab, "omega", 1},
+      {solve_test::bicg_rho_zero(), {1, 0, 0}, krylov_method::bicgstab, "rho", 1},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(solve::to_string(c.m) << " " << c.quantity) {
+      solve::options opt;
+      opt.method = c.m;
+      std::vector<double> xr;
+      const auto ref = solve::reference::solve(c.a, c.b, xr, opt);
+      const auto g = gpu_solve(c.a, c.b, opt);
+      BOOST_TEST(g.r.reason == solve::stop_reason::breakdown);
+      BOOST_TEST(g.r.breakdown.quantity == c.quantity);
+      BOOST_TEST(g.r.breakdown.iteration == ref.breakdown.iteration);
+      if (c.iteration > 0) BOOST_TEST(g.r.breakdown.iteration == c.iteration);
+      BOOST_TEST(g.r.iterations == ref.iterations);
+    }
+  }
+  // Non-finite: float A = 1e30 I, b = 1e20: q = A p = 1e50 overflows float, p.Ap = inf at iteration 1.
+  const sparse::host_csr<float, std::int32_t> big(2, 2, {0, 1, 2}, {0, 1}, {1e30f, 1e30f});
+  const auto g = gpu_solve(big, std::vector<float>{1e20f, 1e20f}, solve::options{});
+  BOOST_TEST(g.r.reason == solve::stop_reason::non_finite);
+  BOOST_TEST(g.r.breakdown.quantity == "p.Ap");
+  BOOST_TEST(g.r.breakdown.iteration == 1);
+}
+
+GPU_TEST_CASE(bad_inputs_throw_invalid_argument) {
+  auto throws_with = [](auto&& f, const std::string& words) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      BOOST_TEST_CONTEXT(e.what()) { BOOST_TEST(std::string(e.what()).find(words) != std::string::npos); }
+      return;
+    }
+    BOOST_ERROR("no std::invalid_argument for '" << words << "'");
+  };
+  solve::options opt;
+  // Non-square.
+  const csr rect(2, 3, {0, 1, 2}, {0, 1}, {1.0, 1.0});
+  const sparse::device_csr<double, std::int32_t> drect(rect);
+  const solve::csr_operator<double, std::int32_t> oprect(drect);
+  throws_with([&] { solve::solver<double> s(oprect, opt); }, "not square");
+  // Empty.
+  const solve::callback_operator<double> empty(0, [](const double*, double*, solve::stream_t) {});
+  throws_with([&] { solve::solver<double> s(empty, opt); }, "empty");
+  // Size mismatch, NaN/Inf in b.
+  const auto a = solve::problems::poisson_2d<double, std::int32_t>(4);
+  const sparse::device_csr<double, std::int32_t> da(a);
+  const solve::csr_operator<double, std::int32_t> op(da);
+  solve::solver<double> s(op, opt);
+  gpukit::device_buffer<double> b15(std::vector<double>(15, 1.0)), x16(16);
+  throws_with([&] { s.solve(b15, x16); }, "size mismatch");
+  std::vector<double> hb(16, 1.0);
+  hb[9] = std::numeric_limits<double>::quiet_NaN();
+  gpukit::device_buffer<double> bnan(hb);
+  throws_with([&] { s.solve(bnan, x16); }, "right-hand side holds NaN or Inf");
+  // The solver is still usable after a rejected right-hand side.
+  gpukit::device_buffer<double> bok(std::vector<double>(16, 1.0));
+  BOOST_TEST(s.solve(bok, x16).converged);
+  // NaN/Inf in A.
+  csr inf_a = a;
+  inf_a.values()[3] = std::numeric_limits<double>::infinity();
+  const sparse::device_csr<double, std::int32_t> dinf(inf_a);
+  throws_with([&] { solve::csr_operator<double, std::int32_t> o(dinf); }, "NaN or Inf");
+  // Zero diagonal with Jacobi, and an operator without a diagonal.
+  const csr zero_diag(2, 2, {0, 1, 3}, {1, 0, 1}, {1.0, 1.0, 2.0});
+  const sparse::device_csr<double, std::int32_t> dz(zero_diag);
+  const solve::csr_operator<double, std::int32_t> opz(dz);
+  opt.method = krylov_method::pcg;
+  throws_with([&] { solve::solver<double> p(opz, opt); }, "zero on the diagonal at row 0");
+  const solve::callback_operator<double> nodiag(16, [](const double*, double*, solve::stream_t) {});
+  throws_with([&] { solve::solver<double> p(nodiag, opt); }, "diagonal");
+  opt = {};
+  opt.block_size = 64;
+  throws_with([&] { solve::solver<double> p(op, opt); }, "block_size");
+}
+
+// A callback operator that calls libsparse itself gives bitwise the csr_operator's solve; one solver serves
+// several right-hand sides, each bitwise equal to a fresh solver's answer; a guess that is the solution
+// needs 0 iterations.
+GPU_TEST_CASE(callback_operator_and_many_right_hand_sides) {
+  const auto a = solve::problems::poisson_2d<double, std::int32_t>(30);
+  const sparse::device_csr<double, std::int32_t> d(a);
+  const solve::csr_operator<double, std::int32_t> op(d);
+  const solve::callback_operator<double> cb(a.rows(), [&](const double* x, double* y, solve::stream_t s) {
+    sparse::spmv(op.plan(), 1.0, x, 0.0, y, s);
+  });
+  solve::options opt;
+  opt.method = krylov_method::cg;
+  solve::solver<double> by_csr(op, opt), by_callback(cb, opt);
+  gpukit::device_buffer<double> x1(a.rows()), x2(a.rows());
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    gpukit::device_buffer<double> b(solve_test::rhs(a.rows(), 100 + k));
+    const auto r1 = by_csr.solve(b, x1);
+    const auto r2 = by_callback.solve(b, x2);
+    BOOST_TEST(r1.converged);
+    BOOST_TEST(same_bits(r1.history, r2.history));
+    BOOST_TEST(same_bits_v(x1.download(), x2.download()));
+    solve::solver<double> fresh(op, opt);
+    gpukit::device_buffer<double> x3(a.rows());
+    const auto r3 = fresh.solve(b, x3);
+    BOOST_TEST(same_bits(r1.history, r3.history));
+    const auto again = by_csr.solve_with_guess(b.data(), x1.data(), a.rows());
+    BOOST_TEST(again.iterations == 0);
+  }
+  // Jacobi through a callback with its diagonal given.
+  std::vector<double> diag(static_cast<std::size_t>(a.rows()), 4.0);
+  const solve::callback_operator<double> cbd(a.rows(), [&](const double* x, double* y, solve::stream_t s) {
+    sparse::spmv(op.plan(), 1.0, x, 0.0, y, s);
+  }, diag);
+  opt.method = krylov_method::pcg;
+  solve::solver<double> jac(cbd, opt);
+  gpukit::device_buffer<double> b(solve_test::rhs(a.rows()));
+  BOOST_TEST(jac.solve(b, x1).converged);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

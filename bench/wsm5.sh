@@ -6,13 +6,14 @@
 #   OUTDIR/wsm5-bench.log      its text output
 #   OUTDIR/wsm5.headline.txt   GPU, ms per call per variant without/with transfers, speed-ups, fraction of
 #                              the memory floor, check result
-#   OUTDIR/wsm5.png            ms per call per variant against the memory floor and the 0.5 ms target
+#   OUTDIR/wsm5-bench-*.png    the report's timings per variant (bench/plot.py, when matplotlib is present)
 set -euo pipefail
 if [[ $# -lt 2 ]]; then
   echo "usage: bench/wsm5.sh BUILD_DIR OUTDIR [--quick]" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$2"
 out=$(cd "$2" && pwd)
 quick=${3:-}
@@ -32,63 +33,47 @@ else
   steps=50; cpu_steps=5; repeats=30
 fi
 "$wsm5" generate --nx 433 --ny 308 --nz 35 --seed 1 --dt 72 "$tmp/conus.h5"
+rm -f "$out/wsm5-bench.json"  # never a stale report under a failed run's headline
 set +e
 "$wsm5" run "$tmp/conus.h5" --variant all --check --steps "$steps" --cpu-steps "$cpu_steps" --repeats "$repeats" \
   --json "$out/wsm5-bench.json" 2>&1 | tee "$out/wsm5-bench.log"
 rc=${PIPESTATUS[0]}
 set -e
+[[ -f $out/wsm5-bench.json ]] || exit "$rc"  # usage or runtime error (exit 2/3): said on stderr, no report
 
 python3 - "$out/wsm5-bench.json" "$out/wsm5.headline.txt" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-lines = [f"WSM5 CONUS {r['nx']}x{r['ny']}x{r['nz']}, dt = {r['dt']:g} s, {r['steps']} calls; device: {r.get('device', '?')}"]
-cpu = r["cpu"]
-lines.append(f"cpu reference: {cpu['ms_per_call_all_threads']:.1f} ms per call on {cpu['threads']} threads, "
-             f"{cpu['ms_per_call_one_thread']:.1f} ms on one thread")
-if "memory_floor_ms" in r:
-    lines.append(f"memory floor {r['memory_floor_ms']:.3f} ms ({r['min_bytes_per_call']/1e6:.0f} MB at the measured "
-                 f"{r['d2d_copy_GBps']:.0f} GB/s copy), arithmetic floor {r['arithmetic_floor_ms']:.3f} ms")
-if "transfer_floor_ms" in r:
-    lines.append(f"host link (pinned cudaMemcpy): {r['h2d_GBps']:.1f} GB/s up, {r['d2h_GBps']:.1f} GB/s down, "
-                 f"{r['bidirectional_GBps']:.1f} GB/s both at once; {r['bytes_up_per_call']/1e6:.0f} MB up + "
-                 f"{r['bytes_down_per_call']/1e6:.0f} MB down per call -> transfer floor {r['transfer_floor_ms']:.3f} ms "
-                 f"(overlapped), {r['transfer_floor_serial_ms']:.3f} ms (serial)")
-for v in r.get("variants", []):
+i, res = r["inputs"], r["results"]
+device = r["device"].get("name", r["device"]["backend"])
+lines = [f"WSM5 CONUS {i['nx']}x{i['ny']}x{i['nz']}, dt = {i['dt_s']:g} s, {i['steps']} calls; device: {device}"]
+cpu = res["cpu"]
+lines.append(f"cpu reference: {cpu['all_threads_ms']:.1f} ms per call on {cpu['threads_count']} threads, "
+             f"{cpu['one_thread_ms']:.1f} ms on one thread")
+g = res.get("gpu")
+if g:
+    lines.append(f"memory floor {g['memory_floor_ms']:.3f} ms ({g['min_traffic_bytes']/1e6:.0f} MB at the measured "
+                 f"{g['copy_gb_per_s']:.0f} GB/s copy), arithmetic floor {g['arithmetic_floor_ms']:.3f} ms")
+    lines.append(f"host link (pinned cudaMemcpy): {g['h2d_gb_per_s']:.1f} GB/s up, {g['d2h_gb_per_s']:.1f} GB/s down, "
+                 f"{g['bidirectional_gb_per_s']:.1f} GB/s both at once; {g['up_per_call_bytes']/1e6:.0f} MB up + "
+                 f"{g['down_per_call_bytes']/1e6:.0f} MB down per call -> transfer floor {g['transfer_floor_ms']:.3f} ms "
+                 f"(overlapped), {g['transfer_floor_serial_ms']:.3f} ms (serial)")
+for v in res["variants"]:
     chk = v.get("check", {})
-    window = ""
-    if "timed_calls" in v:
-        window = (f" (median of calls {v['warmup_calls'] + 1}-{v['warmup_calls'] + v['timed_calls']} of an evolving domain; "
-                  f"first {v['ms_first_timed_call']:.3f}, last {v['ms_last_timed_call']:.3f})")
-    lines.append(f"{v['name']}: {v['ms_per_call']:.3f} ms per call{window}, {v['ms_per_call_with_transfers']:.3f} ms with transfers; "
-                 f"{v['speedup_vs_cpu_one_thread']:.0f}x one CPU thread, {v['speedup_vs_cpu_all_threads']:.1f}x all threads; "
-                 f"{100*v['fraction_of_memory_floor']:.0f} % of memory floor; check {'ok' if chk.get('ok') else 'FAILED'}; "
-                 f"max sub-steps {v['diagnostics']['max_substeps']}")
-if r.get("variants"):
-    best = min(r["variants"], key=lambda v: v["ms_per_call"])
-    lines.append(f"fastest: {best['name']} ({best['ms_per_call']:.3f} ms; target <= 0.5 ms on an H200: "
-                 f"{'met' if best['ms_per_call'] <= 0.5 else 'NOT met'})")
-lines.append(f"overall check: {'ok' if r.get('ok') else 'FAILED'}")
+    window = (f" (median of calls {i['warmup_calls'] + 1}-{i['warmup_calls'] + v['timed_calls_count']} of an evolving "
+              f"domain; first {v['first_timed_call_ms']:.3f}, last {v['last_timed_call_ms']:.3f})")
+    lines.append(f"{v['variant']}: {v['time_ms']:.3f} ms per call{window}, {v['time_with_transfers_ms']:.3f} ms with transfers; "
+                 f"{v['speedup_vs_cpu_one_thread_ratio']:.0f}x one CPU thread, {v['speedup_vs_cpu_all_threads_ratio']:.1f}x all threads; "
+                 f"{100*v['fraction_of_memory_floor_ratio']:.0f} % of memory floor; check {'ok' if chk.get('ok') else 'FAILED'}; "
+                 f"max sub-steps {v['diagnostics']['max_substeps_count']}")
+if res["variants"]:
+    best = min(res["variants"], key=lambda v: v["time_ms"])
+    lines.append(f"fastest: {best['variant']} ({best['time_ms']:.3f} ms; target <= 0.5 ms on an H200: "
+                 f"{'met' if best['time_ms'] <= 0.5 else 'NOT met'})")
+lines.append(f"overall check: {'ok' if res.get('ok') else 'FAILED'}")
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
-if r.get("variants"):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        names = [v["name"] for v in r["variants"]]
-        x = range(len(names))
-        fig, ax = plt.subplots(figsize=(6, 3.5))
-        ax.bar([i - 0.2 for i in x], [v["ms_per_call"] for v in r["variants"]], 0.4, label="without transfers")
-        ax.bar([i + 0.2 for i in x], [v["ms_per_call_with_transfers"] for v in r["variants"]], 0.4, label="with transfers (pinned, overlapped)")
-        ax.axhline(r["memory_floor_ms"], color="k", ls="--", lw=1, label="memory floor")
-        if "transfer_floor_ms" in r:
-            ax.axhline(r["transfer_floor_ms"], color="g", ls="-.", lw=1, label="transfer floor (host link)")
-        ax.axhline(0.5, color="r", ls=":", lw=1, label="target 0.5 ms")
-        ax.set_xticks(list(x)); ax.set_xticklabels(names); ax.set_ylabel("ms per call"); ax.set_yscale("log")
-        ax.set_title(f"WSM5 CONUS 433x308x35 — {r.get('device', '')}"[:70], fontsize=8)
-        ax.legend(fontsize=7); fig.tight_layout()
-        fig.savefig(sys.argv[1].replace("wsm5-bench.json", "wsm5.png"), dpi=120)
-    except ImportError:
-        print("matplotlib missing: no plot", file=sys.stderr)
 PY
+# Plots of the report's record arrays (bench/plot.py: the one plotting path); a plot problem is said, not fatal.
+python3 "$here/plot.py" "$out/wsm5-bench.json" || echo "bench/wsm5.sh: bench/plot.py failed: no plot" >&2
 exit "$rc"

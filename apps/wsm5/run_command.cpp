@@ -1,0 +1,125 @@
+// `wsm5 run IN.h5`: the CPU reference, then each GPU variant (N calls, timings without and with
+// transfers, the check against the reference), the output state and the JSON report. What is measured:
+// measure.cpp; how it is printed and reported: run_report.cpp.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app.hpp"
+#include "commands.hpp"
+#include "gpukit/error.hpp"
+#include "measure.hpp"
+#include "report.hpp"
+#include "run_report.hpp"
+#include "wsm5/wsm5.hpp"
+
+namespace wsm5_app {
+namespace {
+
+/// The GPU variants --variant asks for ("all": both, "cpu": none); checks the options that need no input.
+std::vector<wsm5::variant> requested_variants(const run_options& opt) {
+  if (opt.variant == "cpu") return {};
+  if (opt.device == "cpu" && opt.variant != "all")
+    throw gpukit::bad_input("--variant " + opt.variant + " needs --device gpu or auto");
+  const auto same = [](const std::string& a, const std::string& b) { return !a.empty() && a == b; };
+  if (same(opt.output, opt.in) || same(opt.json, opt.in)) throw gpukit::bad_input("run: an output file is the input " + opt.in);
+  if (same(opt.output, opt.json)) throw gpukit::bad_input("run: --output and --json name the same file");
+  if (opt.variant == "all") return {wsm5::variant::thread_per_column, wsm5::variant::warp_per_column};
+  return {wsm5::parse_variant(opt.variant)};
+}
+
+/// Whether the GPU variants run. --device cpu, or no GPU with --device auto and --variant all, runs the
+/// CPU reference only (auto says so on stderr); a GPU variant asked for by name, or --device gpu, without
+/// a GPU is an error (exit 3), never a silent fallback.
+bool choose_gpu(const run_options& opt, bool wants_gpu) {
+  if (!wants_gpu || opt.device == "cpu") return false;
+  if (opt.variant != "all" && !reduce::cuda_device_available())
+    throw gpukit::no_cuda_device("--variant " + opt.variant + " needs a GPU: " + reduce::cuda_unavailable_reason());
+  return gpukit::select_backend_announced("wsm5", opt.device) == reduce::backend::cuda;
+}
+
+/// What the parts of a run share.
+struct run_context {
+  const run_options& opt;
+  const wsm5::domain& d0;
+  const cpu_run& cpu;
+  std::ostream& out;
+  nlohmann::json& results;            // the report's "results"
+  std::vector<std::string>& failures;  // failed checks, in words
+};
+
+/// Each GPU variant after the ceilings; the first variant's state after --steps calls goes to out_state.
+void run_gpu_variants(const run_context& x, const std::vector<wsm5::variant>& variants, wsm5::domain& out_state) {
+  wsm5::gpu_domain probe(x.d0);  // allocated through the variants' timings, as the app always has
+  const gpu_ceilings c = measure_ceilings(x.d0, probe);
+  print_ceilings(x.out, c);
+  x.results["gpu"] = ceilings_json(c);
+  const double max_water = x.opt.check ? max_column_water(x.d0) : 0.0;
+  const variant_plan plan{x.opt.steps, x.opt.check ? x.cpu.calls : 0, x.opt.repeats, x.opt.chunks, !x.opt.quiet};
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const variant_run r = run_variant(x.d0, variants[i], plan, i == 0 ? &out_state : nullptr);
+    const variant_figures f = figures_of(r, c, x.cpu, x.d0.cells());
+    print_variant(x.out, r, f, x.cpu, x.opt.repeats, x.opt.chunks);
+    nlohmann::json v = variant_json(r, f, x.opt.chunks);
+    if (x.opt.check) {
+      const variant_check k = check_variant(r, x.cpu, max_water);
+      print_check(x.out, k, r, x.cpu.calls);
+      v["check"] = check_json(k, r, x.cpu.calls);
+      if (!k.fields_ok) x.failures.push_back(std::string(wsm5::to_string(r.v)) + " differs from the CPU reference");
+      if (!k.budget_ok) x.failures.push_back(std::string(wsm5::to_string(r.v)) + "'s water budget");
+    }
+    x.results["variants"].push_back(std::move(v));
+  }
+}
+
+/// --output, --json and the check's verdict, in that order; a failed --check throws (exit 1) after the
+/// files are written.
+int finish(const run_context& x, const wsm5::domain& out_state, bool gpu_output, nlohmann::json& report) {
+  const run_options& opt = x.opt;
+  if (!opt.output.empty()) {
+    // Without a GPU the output is the CPU reference after cpu_steps calls; with one, the first GPU
+    // variant after `steps` calls.
+    wsm5::write_hdf5(out_state, opt.output, true);
+    x.out << "output    " << opt.output << " (" << (gpu_output ? "first GPU variant" : "CPU reference") << " after "
+          << (gpu_output ? opt.steps : x.cpu.calls) << " calls)\n";
+  }
+  const bool ok = x.failures.empty();
+  x.results["ok"] = ok;
+  if (!opt.json.empty()) gpukit::report::write(opt.json, report);
+  if (!opt.check) return gpukit::exit_ok;
+  x.out << "check     " << (ok ? "ok" : "FAILED") << "\n";
+  if (ok) return gpukit::exit_ok;
+  std::string what;
+  for (const auto& f : x.failures) what += (what.empty() ? "" : "; ") + f;
+  throw gpukit::check_failed(opt.in + ": check failed: " + what);
+}
+
+}  // namespace
+
+int run_command(const run_options& opt) {
+  const std::vector<wsm5::variant> variants = requested_variants(opt);
+  const wsm5::domain d0 = wsm5::read_hdf5(opt.in);
+  const bool gpu = choose_gpu(opt, !variants.empty());
+  const int cpu_steps = opt.cpu_steps > 0 ? std::min(opt.cpu_steps, opt.steps) : opt.steps;
+  std::ostream& out = gpukit::output_stream(opt.quiet);
+  print_input(out, opt.in, d0);
+  nlohmann::json report = make_run_report(opt, cpu_steps, d0, gpu);
+
+  // The CPU reference: cpu_steps calls on all threads (the check's reference), one thread timed.
+  const cpu_run cpu = run_cpu_reference(d0, cpu_steps, !opt.quiet);
+  print_cpu(out, cpu);
+  report["results"]["cpu"] = cpu_json(cpu, d0.cells());
+  std::vector<std::string> failures;
+  if (!cpu.budget.ok) failures.push_back("the CPU reference's water budget");
+
+  const run_context x{opt, d0, cpu, out, report["results"], failures};
+  wsm5::domain out_state = cpu.state;
+  if (gpu) run_gpu_variants(x, variants, out_state);
+  return finish(x, out_state, gpu, report);
+}
+
+}  // namespace wsm5_app

@@ -1,0 +1,182 @@
+// `wsm5 run`: text lines and JSON report (run_report.hpp).
+#include "run_report.hpp"
+
+#include <iomanip>
+
+#include "report.hpp"
+
+namespace wsm5_app {
+namespace {
+
+void print_diag(std::ostream& os, const wsm5::diagnostics& g) {
+  os << "rain " << std::setprecision(6) << g.rain_total << " mm, snow " << g.snow_total << " mm (domain sums of the"
+     << " last call), max sub-steps " << g.max_substeps << ", max |budget residual| " << std::scientific
+     << std::setprecision(2) << g.max_budget_residual << std::defaultfloat << " kg m-2";
+}
+
+// Water per unit area: 1 kg m-2 of water is 1 mm of depth, WRF's precipitation unit; the report's keys
+// say _mm for both.
+nlohmann::json diag_json(const wsm5::diagnostics& g) {
+  return {{"rain_total_mm", g.rain_total},
+          {"snow_total_mm", g.snow_total},
+          {"max_substeps_count", g.max_substeps},
+          {"max_budget_residual_mm", static_cast<double>(g.max_budget_residual)}};
+}
+
+/// The unit suffix of a field's differences: K for theta, kg/kg for mixing ratios, mm for precipitation,
+/// a ratio for sr (the snow fraction of the surface precipitation).
+const char* unit_of_field(const std::string& name) {
+  if (name == "th") return "_k";
+  if (name == "sr") return "_ratio";
+  if (name == "rain" || name == "snow" || name == "rainncv" || name == "snowncv") return "_mm";
+  return "_kg_per_kg";
+}
+
+}  // namespace
+
+variant_figures figures_of(const variant_run& r, const gpu_ceilings& c, const cpu_run& cpu, std::int64_t cells) {
+  const double t = r.time_s;
+  variant_figures f;
+  f.cells_per_s = static_cast<double>(cells) / t;
+  f.gb_per_s = static_cast<double>(c.min_bytes) / t / 1e9;
+  f.gflop_per_s = c.flops_per_cell * static_cast<double>(cells) / t / 1e9;
+  f.of_memory_floor = c.memory_floor_s / t;
+  f.percent_of_memory_floor = 100.0 * c.memory_floor_s / t;
+  f.of_arithmetic_floor = c.arithmetic_floor_s / t;
+  f.percent_of_arithmetic_floor = 100.0 * c.arithmetic_floor_s / t;
+  f.vs_cpu_one_thread = cpu.one_thread_s / t;
+  f.vs_cpu_all_threads = cpu.all_threads_s / t;
+  return f;
+}
+
+// ---- text ------------------------------------------------------------------------------------------
+
+void print_input(std::ostream& os, const std::string& path, const wsm5::domain& d0) {
+  os << std::defaultfloat << std::setprecision(6) << "input     " << path << ": " << d0.nx << " x " << d0.ny
+     << " columns x " << d0.nz << " levels (" << d0.cells() << " cells), dt = " << d0.dt << " s\n";
+}
+
+void print_cpu(std::ostream& os, const cpu_run& cpu) {
+  const std::int64_t ny = cpu.state.ny;
+  os << std::defaultfloat << "cpu       reference, " << cpu.threads << " threads: " << std::setprecision(4)
+     << cpu.all_threads_s * 1e3 << " ms per call (median of " << cpu.calls << "); one thread: " << cpu.one_thread_s * 1e3
+     << " ms per call"
+     << (cpu.rows_timed < ny ? " (timed on " + std::to_string(cpu.rows_timed) + " of " + std::to_string(ny) + " rows, scaled)" : "")
+     << "\n          ";
+  print_diag(os, cpu.diag);
+  os << "\n";
+  os << "          water budget after " << cpu.calls << " calls: max |residual| " << std::scientific
+     << std::setprecision(2) << cpu.budget.max_abs_residual << " <= " << cpu.budget.bound << std::defaultfloat
+     << (cpu.budget.ok ? "  [ok]" : "  [FAILED]") << "\n";
+}
+
+void print_ceilings(std::ostream& os, const gpu_ceilings& c) {
+  os << "device    " << c.device << "\n";
+  os << std::defaultfloat << "ceilings  device-to-device copy " << std::setprecision(4) << c.copy_bytes_per_s / 1e9
+     << " GB/s -> memory floor " << c.memory_floor_s * 1e3 << " ms per call (" << c.min_bytes / 1e6 << " MB); FP32 peak "
+     << c.peak_flops / 1e12 << " TFLOP/s -> arithmetic floor " << c.arithmetic_floor_s * 1e3 << " ms (at ~"
+     << c.flops_per_cell << " flop/cell)\n";
+  os << "host link pinned cudaMemcpy 200 MB: host->device " << c.link.h2d_GBps << " GB/s, device->host "
+     << c.link.d2h_GBps << " GB/s, both at once " << c.both_GBps << " GB/s total; one call moves "
+     << c.per_call.up / 1e6 << " MB up, " << c.per_call.down / 1e6 << " MB down -> transfer floor "
+     << c.transfer_floor_s * 1e3 << " ms (directions overlapped), " << c.transfer_floor_serial_s * 1e3
+     << " ms (one after the other)\n";
+}
+
+void print_variant(std::ostream& os, const variant_run& r, const variant_figures& f, const cpu_run& cpu, int repeats,
+                   int chunks) {
+  os << std::defaultfloat << std::setprecision(4) << wsm5::to_string(r.v) << ": " << r.time_s * 1e3
+     << " ms per call (median of calls 4-" << 3 + repeats << ": first " << r.samples.front() * 1e3 << ", last "
+     << r.samples.back() * 1e3 << "), " << r.with_transfers_s * 1e3 << " ms with transfers (" << chunks
+     << " chunks, pinned); " << f.cells_per_s / 1e9 << " Gcells/s, " << f.gb_per_s << " GB/s ("
+     << f.percent_of_memory_floor << " % of the memory floor), ~" << f.gflop_per_s << " GFLOP/s ("
+     << f.percent_of_arithmetic_floor << " % of FP32 peak); speed-up " << f.vs_cpu_one_thread
+     << "x over one CPU thread, " << f.vs_cpu_all_threads << "x over " << cpu.threads << " threads\n          ";
+  print_diag(os, r.diag);
+  os << "\n";
+}
+
+void print_check(std::ostream& os, const variant_check& c, const variant_run& r, int calls) {
+  os << "          check vs CPU reference after " << calls << " calls:";
+  for (const auto& e : c.errors) os << " " << e.name << " " << std::scientific << std::setprecision(1) << e.max_abs;
+  os << std::defaultfloat << (c.fields_ok ? "  [ok]" : "  [FAILED]") << "; budget " << std::scientific
+     << std::setprecision(2) << static_cast<double>(r.diag.max_budget_residual) << " <= " << c.budget_bound
+     << std::defaultfloat << (c.budget_ok ? "  [ok]" : "  [FAILED]") << "\n";
+}
+
+// ---- JSON ------------------------------------------------------------------------------------------
+
+nlohmann::json make_run_report(const run_options& opt, int cpu_steps, const wsm5::domain& d0, bool gpu) {
+  nlohmann::json j = gpukit::report::make("wsm5", "run");
+  j["device"]["backend"] = gpu ? "cuda" : "cpu";  // the backend used, not only the one present
+  j["inputs"] = {{"file", opt.in},         {"nx", d0.nx},         {"ny", d0.ny},
+                 {"nz", d0.nz},            {"dt_s", d0.dt},       {"steps", opt.steps},
+                 {"cpu_steps", cpu_steps}, {"variant", opt.variant}, {"device", opt.device},
+                 {"check", opt.check},     {"repeats", opt.repeats}, {"chunks", opt.chunks},
+                 {"warmup_calls", 3}};
+  j["results"] = {{"cells_count", d0.cells()}, {"variants", nlohmann::json::array()}};
+  return j;
+}
+
+nlohmann::json cpu_json(const cpu_run& cpu, std::int64_t cells) {
+  return {{"threads_count", cpu.threads},
+          {"calls", cpu.calls},
+          {"all_threads_ms", cpu.all_threads_s * 1e3},
+          {"one_thread_ms", cpu.one_thread_s * 1e3},
+          {"one_thread_rows_count", cpu.rows_timed},
+          {"cells_per_s", static_cast<double>(cells) / cpu.all_threads_s},
+          {"budget", {{"max_residual_mm", cpu.budget.max_abs_residual}, {"bound_mm", cpu.budget.bound}, {"ok", cpu.budget.ok}}},
+          {"diagnostics", diag_json(cpu.diag)}};
+}
+
+nlohmann::json ceilings_json(const gpu_ceilings& c) {
+  return {{"name", c.device},
+          {"min_traffic_bytes", c.min_bytes},
+          {"copy_gb_per_s", c.copy_bytes_per_s / 1e9},
+          {"memory_floor_ms", c.memory_floor_s * 1e3},
+          {"fp32_peak_tflop_per_s", c.peak_flops / 1e12},
+          {"estimated_flop_per_cell_count", c.flops_per_cell},
+          {"arithmetic_floor_ms", c.arithmetic_floor_s * 1e3},
+          {"h2d_gb_per_s", c.link.h2d_GBps},
+          {"d2h_gb_per_s", c.link.d2h_GBps},
+          {"bidirectional_gb_per_s", c.both_GBps},
+          {"up_per_call_bytes", c.per_call.up},
+          {"down_per_call_bytes", c.per_call.down},
+          {"transfer_floor_ms", c.transfer_floor_s * 1e3},
+          {"transfer_floor_serial_ms", c.transfer_floor_serial_s * 1e3}};
+}
+
+nlohmann::json variant_json(const variant_run& r, const variant_figures& f, int chunks) {
+  return {{"variant", wsm5::to_string(r.v)},
+          {"time_ms", r.time_s * 1e3},
+          {"time_with_transfers_ms", r.with_transfers_s * 1e3},
+          {"first_timed_call_ms", r.samples.front() * 1e3},
+          {"last_timed_call_ms", r.samples.back() * 1e3},
+          {"timed_calls_count", r.samples.size()},
+          {"chunks_count", chunks},
+          {"cells_per_s", f.cells_per_s},
+          {"bandwidth_gb_per_s", f.gb_per_s},
+          {"fraction_of_memory_floor_ratio", f.of_memory_floor},
+          {"estimated_gflop_per_s", f.gflop_per_s},
+          {"fraction_of_arithmetic_floor_ratio", f.of_arithmetic_floor},
+          {"speedup_vs_cpu_one_thread_ratio", f.vs_cpu_one_thread},
+          {"speedup_vs_cpu_all_threads_ratio", f.vs_cpu_all_threads},
+          {"diagnostics", diag_json(r.diag)}};
+}
+
+nlohmann::json check_json(const variant_check& c, const variant_run& r, int calls) {
+  nlohmann::json fields = nlohmann::json::array();
+  for (const auto& e : c.errors)
+    fields.push_back({{"field", e.name},
+                      {std::string("max_abs") + unit_of_field(e.name), e.max_abs},
+                      {"max_rel_ratio", e.max_rel}});
+  return {{"calls", calls},
+          {"fields", fields},
+          {"fields_ok", c.fields_ok},
+          {"budget_residual_mm", static_cast<double>(r.diag.max_budget_residual)},
+          {"budget_bound_mm", c.budget_bound},
+          {"budget_ok", c.budget_ok},
+          {"ok", c.ok()}};
+}
+
+}  // namespace wsm5_app

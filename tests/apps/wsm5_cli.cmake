@@ -1,0 +1,71 @@
+# CLI contract of the wsm5 app (see tests/apps/CMakeLists.txt for gpukit_cli_test). Runs that time the GPU
+# variants are for a GPU machine (bench/wsm5.sh); here `run` goes through the CPU reference (--device cpu
+# or --variant cpu), and --device gpu runs with CUDA_VISIBLE_DEVICES=-1 so that it exits 3 on any machine.
+set(WSM5 $<TARGET_FILE:wsm5_app>)
+set(NO_GPU ${CMAKE_COMMAND} -E env CUDA_VISIBLE_DEVICES=-1)
+set(GOLDEN ${DATA}/wsm5/golden_columns.h5)
+# An HDF5 name that is no HDF5 file.
+set(WSM5_NOT_H5 ${CMAKE_CURRENT_BINARY_DIR}/wsm5_not_hdf5.h5)
+file(WRITE ${WSM5_NOT_H5} "not an HDF5 file\n")
+
+gpukit_cli_test(NAME wsm5_help EXPECT 0 STDERR_LINES 0 COMMAND ${WSM5} --help)
+foreach(sub run convert generate)
+  gpukit_cli_test(NAME wsm5_${sub}_help EXPECT 0 STDERR_LINES 0 COMMAND ${WSM5} ${sub} --help)
+endforeach()
+gpukit_cli_test(NAME wsm5_version EXPECT 0 STDERR_LINES 0 COMMAND ${WSM5} --version)
+gpukit_cli_test(NAME wsm5_no_subcommand EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5})
+gpukit_cli_test(NAME wsm5_unknown_subcommand EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} simulate)
+
+# run
+gpukit_cli_test(NAME wsm5_run_cpu EXPECT 0 STDERR_LINES 0 JSON r.json
+                COMMAND ${WSM5} run ${GOLDEN} --device cpu --steps 1 --json r.json)
+gpukit_cli_test(NAME wsm5_run_cpu_check_output EXPECT 0 STDERR_LINES 0 JSON r.json
+                COMMAND ${WSM5} run ${GOLDEN} --variant cpu --check --steps 2 --output out.h5 --json r.json --quiet)
+gpukit_cli_test(NAME wsm5_run_auto EXPECT 0 JSON r.json COMMAND ${WSM5} run ${GOLDEN} --steps 1 --repeats 3 --json r.json)
+gpukit_cli_test(NAME wsm5_run_unknown_flag EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} run ${GOLDEN} --bogus)
+gpukit_cli_test(NAME wsm5_run_missing_value EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} run ${GOLDEN} --steps)
+gpukit_cli_test(NAME wsm5_run_missing_input EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} run --steps 1)
+gpukit_cli_test(NAME wsm5_run_steps_overflow EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} run ${GOLDEN} --steps 4294967297)
+gpukit_cli_test(NAME wsm5_run_steps_zero EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} run ${GOLDEN} --steps 0)
+gpukit_cli_test(NAME wsm5_run_steps_not_int EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} run ${GOLDEN} --steps 1e3)
+gpukit_cli_test(NAME wsm5_run_repeats_negative EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} run ${GOLDEN} --repeats -4)
+gpukit_cli_test(NAME wsm5_run_bad_variant EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} run ${GOLDEN} --variant fastest)
+gpukit_cli_test(NAME wsm5_run_bad_device EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} run ${GOLDEN} --device tpu)
+gpukit_cli_test(NAME wsm5_run_named_variant_on_cpu EXPECT 2 STDERR_LINES 1 JSON r.json
+                COMMAND ${WSM5} run ${GOLDEN} --variant warp_per_column --device cpu --json r.json)
+gpukit_cli_test(NAME wsm5_run_output_is_input EXPECT 2 STDERR_LINES 1
+                COMMAND ${WSM5} run ${GOLDEN} --device cpu --output ${GOLDEN})
+gpukit_cli_test(NAME wsm5_run_nonexistent EXPECT 2 STDERR_LINES 1 JSON r.json
+                COMMAND ${WSM5} run no_such_domain.h5 --device cpu --output out.h5 --json r.json)
+gpukit_cli_test(NAME wsm5_run_nonexistent_no_output EXPECT 2 STDERR_LINES 1 JSON out.h5
+                COMMAND ${WSM5} run no_such_domain.h5 --device cpu --output out.h5 --json r.json)
+gpukit_cli_test(NAME wsm5_run_not_hdf5 EXPECT 2 STDERR_LINES 1 JSON r.json
+                COMMAND ${WSM5} run ${WSM5_NOT_H5} --device cpu --json r.json)
+gpukit_cli_test(NAME wsm5_run_gpu_without_gpu EXPECT 3 STDERR_LINES 1 JSON r.json
+                COMMAND ${NO_GPU} ${WSM5} run ${GOLDEN} --device gpu --json r.json)
+gpukit_cli_test(NAME wsm5_run_named_variant_without_gpu EXPECT 3 STDERR_LINES 1 JSON r.json
+                COMMAND ${NO_GPU} ${WSM5} run ${GOLDEN} --variant thread_per_column --json r.json)
+
+# convert and generate (host only)
+gpukit_cli_test(NAME wsm5_convert EXPECT 0 STDERR_LINES 0
+                COMMAND ${WSM5} convert ${DATA}/wsm5/columns.txt cols.h5 --golden ${DATA}/wsm5/wrf_v31_1step.txt)
+gpukit_cli_test(NAME wsm5_convert_output_option EXPECT 0 STDERR_LINES 0
+                COMMAND ${WSM5} convert ${DATA}/wsm5/columns.txt --output cols.h5 --quiet)
+gpukit_cli_test(NAME wsm5_convert_nonexistent EXPECT 2 STDERR_LINES 1 JSON cols.h5
+                COMMAND ${WSM5} convert no_such_columns.txt cols.h5)
+gpukit_cli_test(NAME wsm5_convert_missing_out EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} convert ${DATA}/wsm5/columns.txt)
+gpukit_cli_test(NAME wsm5_generate EXPECT 0 STDERR_LINES 0
+                COMMAND ${WSM5} generate --nx 8 --ny 4 --nz 35 --seed 3 --dt 60 small.h5)
+gpukit_cli_test(NAME wsm5_generate_output_option EXPECT 0 STDERR_LINES 0
+                COMMAND ${WSM5} generate --output small.h5 --nx 4 --ny 2 --quiet)
+gpukit_cli_test(NAME wsm5_generate_dt_inf EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} generate x.h5 --dt inf)
+gpukit_cli_test(NAME wsm5_generate_dt_nan EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} generate x.h5 --dt nan)
+gpukit_cli_test(NAME wsm5_generate_dt_zero EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} generate x.h5 --dt 0)
+gpukit_cli_test(NAME wsm5_generate_dt_too_long EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} generate x.h5 --dt 3601)
+gpukit_cli_test(NAME wsm5_generate_nx_zero EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} generate x.h5 --nx 0)
+gpukit_cli_test(NAME wsm5_generate_nz_one EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} generate x.h5 --nz 1)
+gpukit_cli_test(NAME wsm5_generate_too_many_cells EXPECT 2 STDERR_LINES 1 JSON x.h5
+                COMMAND ${WSM5} generate x.h5 --nx 100000 --ny 100000 --nz 1000)
+gpukit_cli_test(NAME wsm5_generate_negative_seed EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} generate x.h5 --seed -1)
+gpukit_cli_test(NAME wsm5_generate_missing_value EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} generate x.h5 --nx)
+gpukit_cli_test(NAME wsm5_generate_missing_out EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} generate --nx 4)

@@ -23,4 +23,13 @@ struct run_options {
 
 int run_command(const run_options& opt);  // run_command.cpp
 
+struct bench_options {
+  bool quick = false;
+  std::string matrix;  // the real SPD problem's pattern; empty: the bundled jagmesh7.mtx
+  std::string json;
+  bool quiet = false;
+};
+
+int bench_command(const bench_options& opt);  // bench_command.cu
+
 }  // namespace solve_app

@@ -44,5 +44,19 @@ int main(int argc, char** argv) {
   gpukit::add_quiet_flag(*r, run.quiet);
   r->callback([&] { action = [&] { return solve_app::run_command(run); }; });
 
+  solve_app::bench_options bench;
+  CLI::App* bc = app.add_subcommand(
+      "bench", "GPU only: our cg, pcg, pipecg (and cg's reproducible mode) against the textbook cuSPARSE + cuBLAS CG "
+               "of the CUDA samples and its device-scalar form, on 3D Poisson 160^3 and 64^3, 2D Poisson 2048^2 and "
+               "the Laplacian of jagmesh7 plus I (float): per-iteration time, time to solution at rtol 1e-6, bytes "
+               "per iteration and the bandwidth floor; PASS/MISS for the issue's targets");
+  bc->add_flag("--quick", bench.quick, "3 repeats instead of 7 (same problems)");
+  bc->add_option("--matrix", bench.matrix, "pattern of the real SPD problem (graph Laplacian + I of it); default: "
+                                           "the bundled jagmesh7.mtx")
+      ->type_name("FILE");
+  bc->add_option("--json", bench.json, "write the report (apps/README.md, JSON reports) to FILE")->type_name("FILE");
+  gpukit::add_quiet_flag(*bc, bench.quiet);
+  bc->callback([&] { action = [&] { return solve_app::bench_command(bench); }; });
+
   return gpukit::run_app(app, argc, argv, action);
 }

@@ -163,6 +163,7 @@ int run_typed(const run_options& opt) {
                           {"converged", r.converged},
                           {"reason", solve::to_string(r.reason)},
                           {"iterations", r.iterations},
+                          {"replacement_count", r.replacements},
                           {"final_residual_ratio", finite_or_zero(r.rhs_norm > 0 ? r.residual_norm / r.rhs_norm : 0)},
                           {"true_relative_residual_ratio", finite_or_zero(r.true_relative_residual)},
                           {"time_ms", seconds * 1e3},

@@ -47,12 +47,16 @@ std::string sci(double v) {
 
 std::string result::summary() const {
   const std::string m = to_string(method);
+  auto replaced = [this]() -> std::string {
+    if (replacements == 0) return "";
+    return " (" + std::to_string(replacements) + (replacements == 1 ? " residual replacement)" : " residual replacements)");
+  };
   switch (reason) {
     case stop_reason::converged:
-      return m + " converged in " + std::to_string(iterations) + " iterations, true relative residual " +
-             sci(true_relative_residual);
+      return m + " converged in " + std::to_string(iterations) + " iterations" + replaced() +
+             ", true relative residual " + sci(true_relative_residual);
     case stop_reason::max_iterations:
-      return m + " did not converge in " + std::to_string(iterations) + " iterations: residual " +
+      return m + " did not converge in " + std::to_string(iterations) + " iterations" + replaced() + ": residual " +
              sci(rhs_norm > 0 ? residual_norm / rhs_norm : residual_norm) + " relative to ||b||, true relative residual " +
              sci(true_relative_residual);
     case stop_reason::breakdown: {

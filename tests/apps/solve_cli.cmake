@@ -39,3 +39,4 @@ gpukit_cli_test(NAME solve_run_missing_file EXPECT 2 STDERR_LINES 1
                 COMMAND ${SOLVE} run no_such_matrix.mtx)
 gpukit_cli_test(NAME solve_run_bad_method EXPECT 2 STDERR_LINES 1
                 COMMAND ${SOLVE} run ${DATA}/sparse/494_bus.mtx --method gmres)
+gpukit_cli_test(NAME solve_bench_help EXPECT 0 COMMAND ${SOLVE} bench --help)

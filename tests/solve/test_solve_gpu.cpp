@@ -64,32 +64,34 @@ bool runs_on(const solve_test::problem& p, krylov_method m) {
 BOOST_AUTO_TEST_SUITE(solve_gpu)
 
 // Double: the true residual within residual_bound (derived in solve_test_problems.hpp) and the iteration
-// count within 2 % of the CPU path (bicgstab: 10 %, see bicgstab_iterations_close) for every method.
+// count within 2 % of the CPU path (bicgstab: 15 %, see bicgstab_iterations_close; pipecg: only where neither
+// path replaced its residual, see pipecg_follows_cg) for every method, in the default mode (block-tree
+// dots) and the reproducible mode (exactly rounded sums); iterations_close says why 2 % is the band.
 GPU_TEST_CASE(gpu_matches_reference_in_double) {
   for (const auto& p : solve_test::spd_problems()) {
     const auto b = solve_test::rhs(p.a.rows());
     for (krylov_method m : solve::all_krylov_methods()) {
       if (!runs_on(p, m)) continue;
-      BOOST_TEST_CONTEXT(p.name << " " << solve::to_string(m)) {
-        solve::options opt;
-        opt.method = m;
-        opt.rtol = solve_test::rtol_for(p);
-        opt.max_iterations = p.max_iterations;
-        std::vector<double> xr;
-        const auto ref = solve::reference::solve(p.a, b, xr, opt);
-        const auto g = gpu_solve(p.a, b, opt);
-        BOOST_TEST_MESSAGE(p.name << " " << solve::to_string(m) << ": gpu " << g.r.iterations << ", cpu "
-                                  << ref.iterations << "; " << g.r.summary());
-        BOOST_TEST(g.r.history.size() == static_cast<std::size_t>(g.r.iterations) + 1);
-        if (m == krylov_method::pipecg && !solve_test::pipecg_converges(p)) {
-          BOOST_TEST((g.r.converged || g.r.reason == solve::stop_reason::breakdown));
-          BOOST_TEST(std::fabs(g.r.true_relative_residual - solve::reference::true_relative_residual(p.a, b, g.x)) <=
-                     1e-6 * g.r.true_relative_residual + 1e-12);
-          continue;
+      solve::options opt;
+      opt.method = m;
+      opt.rtol = solve_test::rtol_for(p);
+      opt.max_iterations = p.max_iterations * (m == krylov_method::pipecg ? 4 : 1);
+      std::vector<double> xr;
+      const auto ref = solve::reference::solve(p.a, b, xr, opt);
+      for (bool reproducible : {false, true}) {
+        BOOST_TEST_CONTEXT(p.name << " " << solve::to_string(m) << (reproducible ? " reproducible" : " default")) {
+          opt.reproducible = reproducible;
+          const auto g = gpu_solve(p.a, b, opt);
+          BOOST_TEST_MESSAGE(p.name << " " << solve::to_string(m) << (reproducible ? " reproducible" : "")
+                                    << ": gpu " << g.r.iterations << ", cpu " << ref.iterations << "; "
+                                    << g.r.summary() << " | cpu: " << ref.summary());
+          BOOST_TEST(g.r.history.size() == static_cast<std::size_t>(g.r.iterations) + 1);
+          BOOST_TEST(solve_test::solution_ok(p.a, b, g.x, g.r, opt.rtol));
+          if (m == krylov_method::bicgstab)
+            BOOST_TEST(solve_test::bicgstab_iterations_close(g.r.iterations, ref.iterations));
+          else if (m != krylov_method::pipecg || (solve_test::pipecg_follows_cg(g.r) && solve_test::pipecg_follows_cg(ref)))
+            BOOST_TEST(solve_test::iterations_close(g.r.iterations, ref.iterations));
         }
-        BOOST_TEST(solve_test::solution_ok(p.a, b, g.x, g.r, opt.rtol));
-        if (m == krylov_method::bicgstab) BOOST_TEST(solve_test::bicgstab_iterations_close(g.r.iterations, ref.iterations));
-        else BOOST_TEST(solve_test::iterations_close(g.r.iterations, ref.iterations));
       }
     }
   }
@@ -100,7 +102,10 @@ GPU_TEST_CASE(gpu_matches_reference_in_double) {
 // ~ 4e-4 * |||A||x||| / ||b||, and |||A||x||| / ||b|| ~ 10-100 here, so the bound is ~1e-2 at worst: loose, but
 // a perturbed x (checkers_reject_wrong_answers) or a wrong method fails it by orders of magnitude). The
 // count: within 10 % of the CPU path in float (the float vector updates round identically on both paths;
-// only the dot order differs, whose effect on a float count is not derived: a sanity band).
+// only the dot order differs, whose effect on a float count is not derived: a sanity band; pipecg: where
+// neither path replaced its residual, see pipecg_follows_cg). pipecg must converge on every one of them:
+// before residual replacement it stopped on p.Ap <= 0 on poisson2d_48 (iteration 120) and
+// anisotropic2d_40_eps0.01 (195) on an H100.
 GPU_TEST_CASE(gpu_solves_in_float) {
   for (const auto& p : solve_test::spd_problems()) {
     if (!p.float_ok) continue;
@@ -118,7 +123,8 @@ GPU_TEST_CASE(gpu_solves_in_float) {
         BOOST_TEST_MESSAGE(p.name << " float " << solve::to_string(m) << ": gpu " << g.r.iterations << ", cpu "
                                   << ref.iterations << "; " << g.r.summary());
         BOOST_TEST(solve_test::solution_ok(af, b, g.x, g.r, opt.rtol));
-        BOOST_TEST(solve_test::bicgstab_iterations_close(g.r.iterations, ref.iterations));
+        if (m != krylov_method::pipecg || (solve_test::pipecg_follows_cg(g.r) && solve_test::pipecg_follows_cg(ref)))
+          BOOST_TEST(solve_test::bicgstab_iterations_close(g.r.iterations, ref.iterations));
       }
     }
   }

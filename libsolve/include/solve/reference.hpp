@@ -1,7 +1,8 @@
 // The CPU path of libsolve: the same methods, options and result as solve::solver, in plain loops (vectors in
-// Value, every dot and norm accumulated in double in index order, scalars in double, exactly the GPU path's
-// arithmetic up to the order of the dot sums). The oracle of the GPU tests and the app's --device cpu.
-// Deterministic always (serial). No CUDA headers.
+// Value, scalars in double, every dot and norm a compensated sum of the exact products (Dot2: within
+// u |x.y| + gamma_2n^2 sum |x_i y_i| of the exact dot, whatever the order), the GPU path's arithmetic up to
+// the rounding of the dots and fma contraction in the updates). The oracle of the GPU tests and the app's
+// --device cpu. Deterministic always (serial). No CUDA headers.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -6,7 +6,9 @@
 //   pcg      as cg with z = D^-1 r recomputed where it is used: r.z fused with the update (7), p update (4)
 //   bicgstab 2 SpMV + 5 kernels: p update (4), r_hat.v (2), s = r - a v (3), t.s and t.t in one pass (2),
 //            x, r update with r.r and r_hat.r fused (7)
-//   pipecg   SpMV + 1 kernel: the six vector updates with r.r and w.r fused (13 passes)
+//   pipecg   SpMV + 1 kernel: the six vector updates with r.r and w.r fused (13 passes); a residual
+//            replacement (krylov_method::pipecg) adds 2 SpMV + 2 kernels, enqueued by the host at the status
+//            check after the device raised it (the iterations in between are no-ops, launched again)
 // Every scalar (alpha, beta, rho, omega, residual norms) lives in device memory and is computed by the last
 // block of the kernel whose reduction produces it; nothing reaches the host inside the loop except the
 // status word, once every options::check_every iterations.

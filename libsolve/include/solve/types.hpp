@@ -15,7 +15,10 @@ namespace solve {
 ///  * pipecg:   pipelined CG (Ghysels and Vanroose 2014, Alg. 4 without preconditioner): the two dots of an
 ///              iteration are taken in the same pass as its six vector updates, so one iteration is one SpMV
 ///              plus ONE fused kernel (cg: SpMV plus three). Same iterates as cg in exact arithmetic; its
-///              recursively updated residual drifts further from b - A x (the true residual is reported).
+///              recurrences for r, w = A r and p.Ap drift from their definitions (Cools et al. 2018), so it
+///              replaces its residual (r = b - A x, w = A r, beta = 0: a restart) when the recurrence's p.Ap
+///              is <= 0 or not finite, and when the recurrence claims convergence (which counts only if the
+///              recomputed residual passes too). See result::replacements.
 enum class krylov_method { cg, pcg, bicgstab, pipecg };
 
 /// "cg", "pcg", "bicgstab", "pipecg".
@@ -28,7 +31,8 @@ std::vector<krylov_method> all_krylov_methods();
 /// Why a solve stopped.
 ///  * converged:      ||r_k|| <= max(rtol ||b||, atol) for the recursively updated residual r_k.
 ///  * max_iterations: max_iterations iterations ran without that.
-///  * breakdown:      a quantity the method divides by vanished or had the wrong sign (see breakdown_info).
+///  * breakdown:      a quantity the method divides by vanished or had the wrong sign (see breakdown_info);
+///                    for pipecg, p.Ap <= 0 right after a residual replacement (computed from the true residual).
 ///  * non_finite:     NaN or Inf appeared in a residual norm or a scalar of the iteration.
 enum class stop_reason { converged, max_iterations, breakdown, non_finite };
 
@@ -81,6 +85,9 @@ struct result {
   double rhs_norm = 0;                    ///< ||b||
   std::vector<double> history;            ///< ||r_k||, k = 0 .. iterations (empty unless keep_history)
   breakdown_info breakdown;               ///< meaningful when reason is breakdown or non_finite
+  /// pipecg: how many times the residual was replaced by b - A x and the recurrence restarted (0 for the
+  /// other methods). A recomputation that only confirms convergence is not counted.
+  int replacements = 0;
   /// One line: "cg converged in 31 iterations, true relative residual 3.1e-09" or "cg breakdown at
   /// iteration 4: p.Ap = -2.5e-01 <= 0 (is the matrix symmetric positive definite?)".
   std::string summary() const;

@@ -377,14 +377,90 @@ struct pipe_update {
     t[0] = sq(ri);
     t[1] = static_cast<double>(wi) * ri;
   }
+  /// The stopping test and the p.Ap test raise status_replace instead of stopping (see pipe_restart):
+  /// a converged recurrence is confirmed from b - A x, a p.Ap <= 0 is a breakdown only in the first
+  /// iteration after a replacement (or the start).
   __device__ void finish(const double* sum, solver_state* st) const {
-    if (record(st, sum[0], history)) return;
-    const double beta_new = sum[0] / st->gamma;
-    const double pap = sum[1] - beta_new * sum[0] / st->alpha;
-    if (broke(st, quantity_pap, st->iterations + 1, pap, true)) return;
+    const int it = ++st->iterations;
+    const double rr = sum[0];
+    st->rr = rr;
+    if (history) history[it] = sqrt(rr);
+    if (!isfinite(rr)) {
+      broke(st, quantity_rr, it, rr, false);
+      return;
+    }
+    if (rr <= st->threshold2) {
+      st->status = status_replace;
+      return;
+    }
+    const double beta_new = rr / st->gamma;
+    const double pap = sum[1] - beta_new * rr / st->alpha;
+    if (!(pap > 0) || !isfinite(pap)) {
+      if (it == st->replaced_at + 1) broke(st, quantity_pap, it + 1, pap, true);
+      else st->status = status_replace;
+      return;
+    }
     st->beta = beta_new;
-    st->alpha = sum[0] / pap;
+    st->alpha = rr / pap;
+    st->gamma = rr;
+  }
+};
+
+/// Residual replacement, first half (q = A x): r = b - q, z = s = p = 0. Launched by the host only when the
+/// status is status_replace, so not gated.
+template <class V>
+struct pipe_replace {
+  static constexpr int k = 0;
+  static constexpr bool gated = false;
+  const V* b;
+  const V* q;
+  V* r;
+  V* z;
+  V* s;
+  V* p;
+  __device__ void load(const solver_state&) {}
+  __device__ void operator()(idx i) const {
+    r[i] = b[i] - q[i];
+    z[i] = V(0);
+    s[i] = V(0);
+    p[i] = V(0);
+  }
+};
+
+/// Residual replacement, second half (w = A r): gamma = r.r, delta = w.r from the recomputed vectors. The
+/// recomputed ||r|| replaces the recorded one; it decides convergence; delta <= 0 is a breakdown; otherwise
+/// the recurrence restarts (beta = 0) and the status is running again.
+template <class V>
+struct pipe_restart {
+  static constexpr int k = 2;
+  static constexpr bool gated = false;
+  const V* r;
+  const V* w;
+  double* history;
+  __device__ void load(const solver_state&) {}
+  __device__ void operator()(idx i, double (&t)[k]) const {
+    t[0] = sq(r[i]);
+    t[1] = static_cast<double>(w[i]) * r[i];
+  }
+  __device__ void finish(const double* sum, solver_state* st) const {
+    const int it = st->iterations;
+    st->rr = sum[0];
+    if (history) history[it] = sqrt(sum[0]);
+    if (!isfinite(sum[0])) {
+      broke(st, quantity_rr, it, sum[0], false);
+      return;
+    }
+    if (sum[0] <= st->threshold2) {
+      st->status = status_converged;
+      return;
+    }
+    if (broke(st, quantity_pap, it + 1, sum[1], true)) return;
+    ++st->replacements;
+    st->replaced_at = it;
     st->gamma = sum[0];
+    st->alpha = sum[0] / sum[1];
+    st->beta = 0;
+    st->status = status_running;
   }
 };
 

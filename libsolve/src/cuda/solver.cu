@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -75,13 +76,16 @@ struct solver<Value>::impl {
 
   void apply(const Value* x, Value* y) { a->apply(x, y, stream); }
 
-  /// Copies the status word (and with `all`, the whole state) to the pinned host copy and waits.
+  /// Copies the status word and the iteration count (and with `all`, the whole state) to the pinned host
+  /// copy and waits.
   void fetch(bool all) {
+    static_assert(offsetof(solver_state, iterations) == offsetof(solver_state, status) + sizeof(int),
+                  "the status check copies status and iterations in one 8-byte copy");
     if (all)
       GPUKIT_CUDA_CHECK(cudaMemcpyAsync(host_state, state.data(), sizeof(solver_state), cudaMemcpyDeviceToHost, stream));
     else
-      GPUKIT_CUDA_CHECK(cudaMemcpyAsync(&host_state->status, &state.data()->status, sizeof(int), cudaMemcpyDeviceToHost,
-                                        stream));
+      GPUKIT_CUDA_CHECK(cudaMemcpyAsync(&host_state->status, &state.data()->status, 2 * sizeof(int),
+                                        cudaMemcpyDeviceToHost, stream));
     GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
@@ -108,6 +112,7 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
 
   // One iteration of each method, enqueued; the ops read their scalars from the device state.
   std::function<void()> iterate;
+  std::function<void()> replace;  // pipecg: enqueued when the status check finds status_replace
   Value* scratch = v2.data();  // A x at the end
   switch (opt.method) {
     case krylov_method::cg:
@@ -146,17 +151,29 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
         apply(w, q);
         pass(detail::pipe_update<Value>{q, z, s, p, x, r, w, hist, Value(0), Value(0)});
       };
+      replace = [=] {
+        apply(x, q);
+        pass(detail::pipe_replace<Value>{b, q, r, z, s, p});
+        apply(r, w);
+        pass(detail::pipe_restart<Value>{r, w, hist});
+      };
       break;
     }
   }
 
-  // The loop: check_every iterations between status checks; iterations after the stop are no-ops.
+  // The loop: check_every iterations between status checks; iterations after a stop (or after pipecg's
+  // status_replace) are no-ops. The segment is sized from the device's own count, so iterations skipped
+  // while a replacement waited for the check are launched again.
   fetch(false);
-  int launched = 0;
-  while (host_state->status == detail::status_running && launched < opt.max_iterations) {
-    const int segment = std::min(opt.check_every, opt.max_iterations - launched);
+  for (;;) {
+    if (host_state->status == detail::status_replace) {
+      replace();
+      fetch(false);
+      continue;
+    }
+    if (host_state->status != detail::status_running || host_state->iterations >= opt.max_iterations) break;
+    const int segment = std::min(opt.check_every, opt.max_iterations - host_state->iterations);
     for (int k = 0; k < segment; ++k) iterate();
-    launched += segment;
     fetch(static_cast<bool>(opt.progress));
     if (opt.progress) opt.progress(host_state->iterations, std::sqrt(host_state->rr));
   }
@@ -176,6 +193,7 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
     default: res.reason = stop_reason::max_iterations; break;
   }
   res.converged = res.reason == stop_reason::converged;
+  res.replacements = host_state->replacements;
   if (res.reason == stop_reason::breakdown || res.reason == stop_reason::non_finite)
     res.breakdown = {detail::quantity_name(host_state->quantity), host_state->breakdown_iteration,
                      host_state->breakdown_value};

@@ -10,6 +10,10 @@ enum status_code : int {
   status_breakdown = 2,
   status_non_finite = 3,
   status_bad_rhs = 4,  ///< NaN/Inf in b: the host throws std::invalid_argument
+  /// pipecg: the recurrence asks for its residual to be recomputed (p.Ap <= 0 or not finite, or ||r|| passed
+  /// the stopping test). Gated kernels skip, like after a stop; the host sees it at its next status check and
+  /// enqueues the replacement, whose last kernel sets the status back to running (or to a stop).
+  status_replace = 5,
 };
 
 enum quantity_code : int { quantity_none = 0, quantity_pap, quantity_rhat_v, quantity_omega, quantity_rho, quantity_rr };
@@ -33,10 +37,12 @@ struct solver_state {
   double true_r2 = 0;                // ||b - A x||^2 at the end
   double breakdown_value = 0;
   int status = status_running;
-  int iterations = 0;
+  int iterations = 0;                // right after status: the host's status check copies both (8 bytes)
   int quantity = quantity_none;
   int breakdown_iteration = 0;
   unsigned ticket = 0;               // fused_pass's last-block counter, back to 0 after every pass
+  int replacements = 0;              // pipecg: residual replacements that restarted the recurrence
+  int replaced_at = 0;               // pipecg: the iteration of the latest replacement (0: the start)
   int pad = 0;
 };
 

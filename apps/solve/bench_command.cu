@@ -1,0 +1,442 @@
+// `solve bench [--quick] [--json FILE]` (GPU only): our cg, pcg and pipecg against the textbook CG of the
+// CUDA samples (conjugateGradient: cuSPARSE SpMV CSR ALG1 + cuBLAS, its scalars on the host: two blocking
+// cublasSdot results and a device sync per iteration) and that loop's device-scalar form
+// (cublasSetPointerMode DEVICE, the scalar updates in two one-thread kernels, no host sync inside the
+// loop), all timed in the same run, float values and int32 indices. Problems: 3D Poisson 160^3, 2D Poisson
+// 2048^2, 3D Poisson 64^3 (launch bound) and a real SPD matrix (the graph Laplacian of jagmesh7 plus I).
+//
+// Per-iteration time: 200 iterations with convergence testing off (rtol = atol = 0), timed with CUDA
+// events, median over the repeats. For our solvers a solve of 200 iterations minus a solve of 0 (the set-up
+// and the final true residual cancel), divided by 200; for the textbook loops 200 loop bodies, / 200.
+// Time to solution: one solve from x = 0 to ||r|| <= 1e-6 ||b||, median over the repeats.
+//
+// The textbook peer lives here (app code), never in libsolve: libsolve uses only libsparse and libreduce.
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cusparse.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "app.hpp"
+#include "commands.hpp"
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/cuda_timer.hpp"
+#include "gpukit/device_buffer.hpp"
+#include "gpukit/error.hpp"
+#include "gpukit_paths.hpp"
+#include "reduce/device.hpp"
+#include "report.hpp"
+#include "solve/solve.hpp"
+#include "sparse/generate.hpp"
+#include "sparse/io.hpp"
+
+namespace solve_app {
+namespace {
+
+using V = float;
+using I = std::int32_t;
+
+#define SOLVE_BENCH_CUBLAS(call)                                                                          \
+  do {                                                                                                    \
+    const cublasStatus_t status_ = (call);                                                                \
+    if (status_ != CUBLAS_STATUS_SUCCESS)                                                                 \
+      throw gpukit::cuda_error(static_cast<int>(status_), std::string("cuBLAS error ") + cublasGetStatusName(status_) + " at " +     \
+                               __FILE__ + ":" + std::to_string(__LINE__) + ": " #call);                   \
+  } while (0)
+#define SOLVE_BENCH_CUSPARSE(call)                                                                        \
+  do {                                                                                                    \
+    const cusparseStatus_t status_ = (call);                                                              \
+    if (status_ != CUSPARSE_STATUS_SUCCESS)                                                               \
+      throw gpukit::cuda_error(static_cast<int>(status_), std::string("cuSPARSE error ") + cusparseGetErrorName(status_) + " at " +  \
+                               __FILE__ + ":" + std::to_string(__LINE__) + ": " #call);                   \
+  } while (0)
+
+/// The device-scalar loop's scalars (one struct in device memory).
+struct textbook_scalars {
+  float r1, r0, dot, a, na, b, one;
+};
+
+/// a = r1 / p.Ap, na = -a, r0 = r1 (before the next dot overwrites r1).
+__global__ void textbook_alpha(textbook_scalars* s) {
+  s->a = s->r1 / s->dot;
+  s->na = -s->a;
+  s->r0 = s->r1;
+}
+/// b = r1 / r0.
+__global__ void textbook_beta(textbook_scalars* s) { s->b = s->r1 / s->r0; }
+
+/// The CUDA samples' conjugateGradient, line for line, on one stream; `device_scalars` switches to the
+/// pointer-mode-device form. Vector passes per iteration (n floats each): scal p (2) + axpy r into p (3) +
+/// SpMV (read p, write Ax: 2, plus the matrix) + dot p.Ax (2) + axpy x (3) + axpy r (3) + dot r.r (1) = 16.
+class textbook_cg {
+public:
+  textbook_cg(const sparse::csr_view<V, I>& a, const gpukit::device_buffer<V>& b, bool device_scalars, cudaStream_t s)
+      : n_(a.rows), b_(b), x_(a.rows), r_(a.rows), p_(a.rows), ax_(a.rows), scalars_(1), device_(device_scalars),
+        stream_(s) {
+    SOLVE_BENCH_CUBLAS(cublasCreate(&blas_));
+    SOLVE_BENCH_CUBLAS(cublasSetStream(blas_, s));
+    SOLVE_BENCH_CUSPARSE(cusparseCreate(&sp_));
+    SOLVE_BENCH_CUSPARSE(cusparseSetStream(sp_, s));
+    SOLVE_BENCH_CUSPARSE(cusparseCreateCsr(&mat_, a.rows, a.cols, a.nnz, const_cast<I*>(a.row_ptr),
+                                           const_cast<I*>(a.col_idx), const_cast<V*>(a.values), CUSPARSE_INDEX_32I,
+                                           CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+    SOLVE_BENCH_CUSPARSE(cusparseCreateDnVec(&vp_, n_, p_.data(), CUDA_R_32F));
+    SOLVE_BENCH_CUSPARSE(cusparseCreateDnVec(&vax_, n_, ax_.data(), CUDA_R_32F));
+    std::size_t bytes = 0;
+    const float one = 1, zero = 0;
+    SOLVE_BENCH_CUSPARSE(cusparseSpMV_bufferSize(sp_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, vp_, &zero, vax_,
+                                                 CUDA_R_32F, CUSPARSE_SPMV_CSR_ALG1, &bytes));
+    buffer_ = gpukit::device_buffer<unsigned char>(static_cast<std::int64_t>(std::max<std::size_t>(bytes, 1)));
+    if (device_) SOLVE_BENCH_CUBLAS(cublasSetPointerMode(blas_, CUBLAS_POINTER_MODE_DEVICE));
+  }
+  ~textbook_cg() {
+    if (vax_) cusparseDestroyDnVec(vax_);
+    if (vp_) cusparseDestroyDnVec(vp_);
+    if (mat_) cusparseDestroySpMat(mat_);
+    if (sp_) cusparseDestroy(sp_);
+    if (blas_) cublasDestroy(blas_);
+  }
+  textbook_cg(const textbook_cg&) = delete;
+  textbook_cg& operator=(const textbook_cg&) = delete;
+
+  /// x = 0, r = b, r1 = r.r, k = 1 (the sample's set-up with x0 = 0: its first SpMV and axpy are no-ops).
+  void reset() {
+    GPUKIT_CUDA_CHECK(cudaMemsetAsync(x_.data(), 0, bytes(), stream_));
+    GPUKIT_CUDA_CHECK(cudaMemcpyAsync(r_.data(), b_.data(), bytes(), cudaMemcpyDeviceToDevice, stream_));
+    k_ = 1;
+    if (device_) {
+      const textbook_scalars init{0, 0, 0, 0, 0, 0, 1};
+      GPUKIT_CUDA_CHECK(cudaMemcpyAsync(scalars_.data(), &init, sizeof init, cudaMemcpyHostToDevice, stream_));
+      SOLVE_BENCH_CUBLAS(cublasSdot(blas_, n_, r_.data(), 1, r_.data(), 1, &scalars_.data()->r1));
+    } else {
+      SOLVE_BENCH_CUBLAS(cublasSdot(blas_, n_, r_.data(), 1, r_.data(), 1, &r1_));
+    }
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  /// One iteration of the sample's loop body.
+  void iterate() {
+    const float one = 1, zero = 0;
+    textbook_scalars* s = scalars_.data();
+    if (device_) {
+      if (k_ > 1) {
+        textbook_beta<<<1, 1, 0, stream_>>>(s);
+        SOLVE_BENCH_CUBLAS(cublasSscal(blas_, n_, &s->b, p_.data(), 1));
+        SOLVE_BENCH_CUBLAS(cublasSaxpy(blas_, n_, &s->one, r_.data(), 1, p_.data(), 1));
+      } else {
+        SOLVE_BENCH_CUBLAS(cublasScopy(blas_, n_, r_.data(), 1, p_.data(), 1));
+      }
+      spmv(one, zero);
+      SOLVE_BENCH_CUBLAS(cublasSdot(blas_, n_, p_.data(), 1, ax_.data(), 1, &s->dot));
+      textbook_alpha<<<1, 1, 0, stream_>>>(s);
+      SOLVE_BENCH_CUBLAS(cublasSaxpy(blas_, n_, &s->a, p_.data(), 1, x_.data(), 1));
+      SOLVE_BENCH_CUBLAS(cublasSaxpy(blas_, n_, &s->na, ax_.data(), 1, r_.data(), 1));
+      SOLVE_BENCH_CUBLAS(cublasSdot(blas_, n_, r_.data(), 1, r_.data(), 1, &s->r1));
+    } else {
+      if (k_ > 1) {
+        float b = r1_ / r0_;
+        SOLVE_BENCH_CUBLAS(cublasSscal(blas_, n_, &b, p_.data(), 1));
+        SOLVE_BENCH_CUBLAS(cublasSaxpy(blas_, n_, &one, r_.data(), 1, p_.data(), 1));
+      } else {
+        SOLVE_BENCH_CUBLAS(cublasScopy(blas_, n_, r_.data(), 1, p_.data(), 1));
+      }
+      spmv(one, zero);
+      float dot = 0;
+      SOLVE_BENCH_CUBLAS(cublasSdot(blas_, n_, p_.data(), 1, ax_.data(), 1, &dot));  // blocking
+      float a = r1_ / dot, na = -a;
+      SOLVE_BENCH_CUBLAS(cublasSaxpy(blas_, n_, &a, p_.data(), 1, x_.data(), 1));
+      SOLVE_BENCH_CUBLAS(cublasSaxpy(blas_, n_, &na, ax_.data(), 1, r_.data(), 1));
+      r0_ = r1_;
+      SOLVE_BENCH_CUBLAS(cublasSdot(blas_, n_, r_.data(), 1, r_.data(), 1, &r1_));  // blocking
+      GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the sample's cudaDeviceSynchronize
+    }
+    ++k_;
+  }
+
+  /// From x = 0 until r.r <= tol^2 b.b or max_iterations: the host-scalar form tests every iteration (its
+  /// r1 is on the host anyway), the device-scalar form every `check_every` (one 4-byte copy and a sync).
+  int solve(double tol, int max_iterations, int check_every) {
+    reset();
+    const double b2 = static_cast<double>(r1_host());
+    const double stop = tol * tol * b2;
+    while (k_ <= max_iterations) {
+      iterate();
+      if (!device_ || (k_ - 1) % check_every == 0)
+        if (static_cast<double>(r1_host()) <= stop) break;
+    }
+    return k_ - 1;
+  }
+
+  float r1_host() {
+    if (!device_) return r1_;
+    float v = 0;
+    GPUKIT_CUDA_CHECK(cudaMemcpyAsync(&v, &scalars_.data()->r1, sizeof v, cudaMemcpyDeviceToHost, stream_));
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return v;
+  }
+  const gpukit::device_buffer<V>& x() const { return x_; }
+
+private:
+  std::size_t bytes() const { return static_cast<std::size_t>(n_) * sizeof(V); }
+  void spmv(const float& one, const float& zero) {
+    SOLVE_BENCH_CUSPARSE(cusparseSpMV(sp_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, vp_, &zero, vax_, CUDA_R_32F,
+                                      CUSPARSE_SPMV_CSR_ALG1, buffer_.data()));
+  }
+  int n_;
+  const gpukit::device_buffer<V>& b_;
+  gpukit::device_buffer<V> x_, r_, p_, ax_;
+  gpukit::device_buffer<textbook_scalars> scalars_;
+  gpukit::device_buffer<unsigned char> buffer_;
+  bool device_;
+  cudaStream_t stream_;
+  cublasHandle_t blas_ = nullptr;
+  cusparseHandle_t sp_ = nullptr;
+  cusparseSpMatDescr_t mat_ = nullptr;
+  cusparseDnVecDescr_t vp_ = nullptr, vax_ = nullptr;
+  float r1_ = 0, r0_ = 0;
+  int k_ = 1;
+};
+
+/// The fewest n-vector passes (reads + writes of n floats) an iteration of each method needs, the matrix
+/// read once besides (CSR: 4 (rows + 1) + 8 nnz bytes):
+///   cg       11: SpMV reads p, writes q (2; p.Ap taken in its epilogue, no re-read); x += a p (3);
+///               r -= a q with r.r (3); p = r + b p (3). Ours runs 13 (p.Ap is its own pass over p, q).
+///   pcg      13: cg's 11 + D^-1 read twice (r.z with the r update, z = D^-1 r in the p update). Ours 15.
+///   pipecg   15: SpMV reads w, writes q (2); the fused update reads q z s p x r w (7), writes z s p x r w (6).
+///   textbook 16 (counted at textbook_cg): the same CG as cg, so its floor is cg's.
+int min_vector_passes(const std::string& solver) {
+  if (solver == "pcg") return 13;
+  if (solver == "pipecg") return 15;
+  return 11;
+}
+int actual_vector_passes(const std::string& solver) {
+  if (solver == "pcg") return 15;
+  if (solver == "pipecg") return 15;
+  if (solver.rfind("textbook", 0) == 0) return 16;
+  return 13;
+}
+
+struct row {
+  std::string problem, solver;
+  std::int64_t rows = 0, nnz = 0;
+  double per_iteration_us = 0;
+  double time_to_solution_ms = 0;
+  int iterations = 0;
+  bool converged = false;
+  double true_relative_residual = 0;
+  double matrix_bytes = 0, vector_bytes = 0;
+};
+
+std::string fixed(double v, int p) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(p) << v;
+  return o.str();
+}
+
+struct problem {
+  std::string name;
+  sparse::host_csr<V, I> a;
+  bool reproducible_row;  // also time cg's reproducible mode here
+};
+
+std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out) {
+  constexpr int timed_iterations = 200;
+  constexpr double tol = 1e-6;
+  constexpr int max_iterations = 20000;
+  gpukit::owned_stream stream;
+  gpukit::cuda_timer timer(stream.get());
+  const sparse::device_csr<V, I> d(pr.a);
+  const solve::csr_operator<V, I> op(d);
+  const std::vector<V> hb(static_cast<std::size_t>(pr.a.rows()), V(1));
+  const gpukit::device_buffer<V> b(hb);
+  gpukit::device_buffer<V> x(pr.a.rows());
+  const double matrix_bytes = 4.0 * static_cast<double>(pr.a.rows() + 1) + 8.0 * static_cast<double>(pr.a.nnz());
+  const double vector_bytes = sizeof(V) * static_cast<double>(pr.a.rows());
+  std::vector<row> rows;
+  auto base = [&](const std::string& solver) {
+    row r;
+    r.problem = pr.name;
+    r.solver = solver;
+    r.rows = pr.a.rows();
+    r.nnz = pr.a.nnz();
+    r.matrix_bytes = matrix_bytes;
+    r.vector_bytes = vector_bytes;
+    return r;
+  };
+  const gpukit::repeats rep{1, repeats};
+
+  // Ours.
+  struct variant {
+    const char* name;
+    solve::krylov_method m;
+    bool reproducible;
+  };
+  std::vector<variant> ours = {{"cg", solve::krylov_method::cg, false},
+                               {"pcg", solve::krylov_method::pcg, false},
+                               {"pipecg", solve::krylov_method::pipecg, false}};
+  if (pr.reproducible_row) ours.push_back({"cg_reproducible", solve::krylov_method::cg, true});
+  for (const variant& v : ours) {
+    row r = base(v.name);
+    solve::options o;
+    o.method = v.m;
+    o.reproducible = v.reproducible;
+    o.keep_history = false;
+    o.rtol = 0;
+    o.atol = 0;
+    o.max_iterations = timed_iterations;
+    solve::solver<V> s200(op, o);
+    o.max_iterations = 0;
+    solve::solver<V> s0(op, o);
+    const auto t200 = timer.time([&] { s200.solve(b.data(), x.data(), pr.a.rows(), stream.get()); }, rep);
+    const auto t0 = timer.time([&] { s0.solve(b.data(), x.data(), pr.a.rows(), stream.get()); }, rep);
+    r.per_iteration_us = std::max(0.0, t200.median_us - t0.median_us) / timed_iterations;
+    o.rtol = tol;
+    o.max_iterations = max_iterations;
+    solve::solver<V> full(op, o);
+    solve::result res;
+    const auto tts = timer.time([&] { res = full.solve(b.data(), x.data(), pr.a.rows(), stream.get()); }, rep);
+    r.time_to_solution_ms = tts.median_us / 1e3;
+    r.iterations = res.iterations;
+    r.converged = res.converged;
+    r.true_relative_residual = res.true_relative_residual;
+    rows.push_back(r);
+  }
+
+  // The textbook loops.
+  for (bool device_scalars : {false, true}) {
+    row r = base(device_scalars ? "textbook_device_scalars" : "textbook");
+    textbook_cg t(d.view(), b, device_scalars, stream.get());
+    t.reset();
+    const auto t200 = timer.time([&] { for (int k = 0; k < timed_iterations; ++k) t.iterate(); }, rep);
+    r.per_iteration_us = t200.median_us / timed_iterations;
+    int iterations = 0;
+    const auto tts = timer.time([&] { iterations = t.solve(tol, max_iterations, 8); }, rep);
+    r.time_to_solution_ms = tts.median_us / 1e3;
+    r.iterations = iterations;
+    r.converged = iterations < max_iterations;
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    r.true_relative_residual = solve::reference::true_relative_residual(pr.a, hb, t.x().download());
+    r.converged = r.converged && r.true_relative_residual <= 10 * tol;
+    if (!std::isfinite(r.true_relative_residual)) r.true_relative_residual = 0;  // diverged: converged = false
+    rows.push_back(r);
+  }
+  for (const row& r : rows)
+    out << "  " << std::left << std::setw(16) << r.problem << std::setw(24) << r.solver << std::right << std::setw(10)
+        << fixed(r.per_iteration_us, 1) << " us/it " << std::setw(10) << fixed(r.time_to_solution_ms, 2) << " ms "
+        << std::setw(6) << r.iterations << " it  true res " << std::scientific << std::setprecision(2)
+        << r.true_relative_residual << std::defaultfloat << "\n";
+  return rows;
+}
+
+/// a / b, 0 where b is not positive (a report holds no Inf).
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+const row& find(const std::vector<row>& rows, const std::string& problem, const std::string& solver) {
+  for (const row& r : rows)
+    if (r.problem == problem && r.solver == solver) return r;
+  throw std::logic_error("solve bench: no row " + problem + " / " + solver);
+}
+
+}  // namespace
+
+int bench_command(const bench_options& opt) {
+  if (!reduce::cuda_device_available())
+    throw gpukit::no_cuda_device("solve bench needs a CUDA device: " + reduce::cuda_unavailable_reason());
+  std::ostream& out = gpukit::output_stream(opt.quiet);
+  const int repeats = opt.quick ? 3 : 7;
+  const std::string gpu = reduce::cuda_device_description();
+  const double copy_gbs = gpukit::measure_copy_ceiling(std::size_t{1} << 30, nullptr, {2, 10}).gb_per_s();
+  out << "solve bench on " << gpu << (opt.quick ? " (quick)" : "") << ": float, int32 indices, b = ones; "
+      << "per iteration: 200 iterations, median of " << repeats << "; time to solution at rtol 1e-6; copy ceiling "
+      << fixed(copy_gbs, 0) << " GB/s\n";
+
+  std::vector<problem> problems;
+  problems.push_back({"poisson3d_160", sparse::generate_laplace_3d<V, I>(160), true});
+  problems.push_back({"poisson2d_2048", sparse::generate_laplace_2d<V, I>(2048), false});
+  problems.push_back({"poisson3d_64", sparse::generate_laplace_3d<V, I>(64), true});
+  problems.push_back({"jagmesh7_laplacian_plus_i",
+                      solve::problems::graph_laplacian_plus_identity(
+                          sparse::read_matrix<V, I>(opt.matrix.empty()
+                                                        ? std::string(gpukit::data_dir) + "/sparse/jagmesh7.mtx"
+                                                        : opt.matrix)),
+                      false});
+  std::vector<row> rows;
+  for (const problem& p : problems) {
+    const auto r = bench_problem(p, repeats, out);
+    rows.insert(rows.end(), r.begin(), r.end());
+  }
+
+  // Derived figures and targets (the issue's, for 160^3 and 64^3).
+  nlohmann::json timings = nlohmann::json::array();
+  for (const row& r : rows) {
+    const std::string method = r.solver == "cg_reproducible" || r.solver.rfind("textbook", 0) == 0 ? "cg" : r.solver;
+    const double min_bytes = r.matrix_bytes + min_vector_passes(method) * r.vector_bytes;
+    const double floor_us = min_bytes / (copy_gbs * 1e3);
+    const row& tb = find(rows, r.problem, "textbook");
+    timings.push_back({{"problem", r.problem},
+                       {"solver", r.solver},
+                       {"rows", r.rows},
+                       {"nnz", r.nnz},
+                       {"per_iteration_us", r.per_iteration_us},
+                       {"time_to_solution_ms", r.time_to_solution_ms},
+                       {"iterations", r.iterations},
+                       {"converged", r.converged},
+                       {"true_relative_residual_ratio", r.true_relative_residual},
+                       {"min_bytes_per_iteration_bytes", min_bytes},
+                       {"actual_bytes_per_iteration_bytes", r.matrix_bytes + actual_vector_passes(r.solver) * r.vector_bytes},
+                       {"bandwidth_floor_us", floor_us},
+                       {"over_floor_ratio", ratio(r.per_iteration_us, floor_us)},
+                       {"effective_gb_per_s", gpukit::gb_per_s(min_bytes, r.per_iteration_us)},
+                       {"textbook_over_this_per_iteration_ratio", ratio(tb.per_iteration_us, r.per_iteration_us)},
+                       {"textbook_over_this_time_to_solution_ratio", ratio(tb.time_to_solution_ms, r.time_to_solution_ms)}});
+  }
+  const row& cg160 = find(rows, "poisson3d_160", "cg");
+  const row& tb160 = find(rows, "poisson3d_160", "textbook");
+  const row& tbd160 = find(rows, "poisson3d_160", "textbook_device_scalars");
+  const row& rp160 = find(rows, "poisson3d_160", "cg_reproducible");
+  const row& cg64 = find(rows, "poisson3d_64", "cg");
+  const row& tb64 = find(rows, "poisson3d_64", "textbook");
+  const double floor160 = (cg160.matrix_bytes + 11 * cg160.vector_bytes) / (copy_gbs * 1e3);
+  nlohmann::json targets = nlohmann::json::array();
+  auto target = [&](const std::string& what, double value, bool pass) {
+    targets.push_back({{"target", what}, {"value", fixed(value, 3)}, {"pass", pass}});
+  };
+  target("160^3 cg per iteration <= 1.25x bandwidth floor (x floor)", ratio(cg160.per_iteration_us, floor160),
+         cg160.per_iteration_us <= 1.25 * floor160);
+  target("160^3 cg >= 2.5x faster per iteration than textbook (x)", ratio(tb160.per_iteration_us, cg160.per_iteration_us),
+         tb160.per_iteration_us >= 2.5 * cg160.per_iteration_us);
+  target("160^3 cg >= 2.0x faster per iteration than textbook device scalars (x)",
+         ratio(tbd160.per_iteration_us, cg160.per_iteration_us), tbd160.per_iteration_us >= 2.0 * cg160.per_iteration_us);
+  target("160^3 cg time to solution >= 2.0x faster than textbook (x)",
+         ratio(tb160.time_to_solution_ms, cg160.time_to_solution_ms),
+         cg160.converged && tb160.time_to_solution_ms >= 2.0 * cg160.time_to_solution_ms);
+  target("64^3 cg >= 3x faster per iteration than textbook (x)", ratio(tb64.per_iteration_us, cg64.per_iteration_us),
+         tb64.per_iteration_us >= 3.0 * cg64.per_iteration_us);
+  target("160^3 reproducible cg <= 15% slower per iteration (x default)", ratio(rp160.per_iteration_us, cg160.per_iteration_us),
+         rp160.per_iteration_us <= 1.15 * cg160.per_iteration_us);
+  for (const auto& t : targets)
+    out << (t["pass"].get<bool>() ? "PASS " : "MISS ") << t["target"].get<std::string>() << ": "
+        << t["value"].get<std::string>() << "\n";
+
+  nlohmann::json j = gpukit::report::make("solve", "bench");
+  j["inputs"] = {{"quick", opt.quick}, {"precision", "float"}, {"rhs", "ones"}, {"tol", 1e-6},
+                 {"timed_iterations", 200}, {"repeats", repeats}};
+  j["results"] = {{"copy_ceiling_gb_per_s", copy_gbs}, {"repeats", repeats}, {"timings", timings},
+                  {"targets", targets}};
+  if (!opt.json.empty()) gpukit::report::write(opt.json, j);
+  bool all_converged = true;
+  for (const row& r : rows)
+    if (r.solver.rfind("textbook", 0) != 0) all_converged = all_converged && r.converged;
+  if (!all_converged) throw gpukit::check_failed("solve bench: one of our solves did not converge (see the table)");
+  return gpukit::exit_ok;
+}
+
+}  // namespace solve_app

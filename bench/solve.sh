@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# bench/solve.sh BUILD_DIR OUTDIR [--quick]
+# Runs `solve bench` (our cg, pcg, pipecg and cg's reproducible mode against the textbook cuSPARSE + cuBLAS
+# CG and its device-scalar form, float, in the same run) into OUTDIR: solve-bench.json (report:
+# apps/README.md, "JSON reports"), solve-bench.txt (the printed table), solve-bench-*.png (bench/plot.py,
+# when matplotlib is present) and solve.headline.txt for scripts/gpu-check: GPU, per-iteration times and
+# ratios at 160^3 and 64^3, and the issue's targets as PASS/MISS lines. --quick: 3 repeats instead of 7
+# (under a minute on an H100). Exits non-zero when the bench fails (one of our solves not converged: 1).
+set -euo pipefail
+[ $# -ge 2 ] && [ $# -le 3 ] || { echo "usage: bench/solve.sh BUILD_DIR OUTDIR [--quick]" >&2; exit 2; }
+build=$1
+mkdir -p "$2" && out=$(cd "$2" && pwd)
+quick=()
+if [ $# -eq 3 ]; then
+  [ "$3" = "--quick" ] || { echo "bench/solve.sh: unknown option $3" >&2; exit 2; }
+  quick=(--quick)
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+app="$build/apps/solve/solve"
+[ -x "$app" ] || { echo "bench/solve.sh: $app not found or not executable (build target solve_app first)" >&2; exit 1; }
+
+"$app" bench "${quick[@]}" --json "$out/solve-bench.json" | tee "$out/solve-bench.txt"
+python3 "$here/plot.py" "$out/solve-bench.json" || echo "bench/solve.sh: bench/plot.py failed: no plots" >&2
+
+python3 - "$out/solve-bench.json" >"$out/solve.headline.txt.partial" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+res = d["results"]
+print(f"GPU: {d['device'].get('name', '?')}; float, b = ones; per iteration: median of {res['repeats']} x 200 "
+      f"iterations; copy ceiling {res['copy_ceiling_gb_per_s']:.0f} GB/s{' (quick)' if d['inputs']['quick'] else ''}")
+def row(p, s):
+    return next(r for r in res["timings"] if r["problem"] == p and r["solver"] == s)
+for p in dict.fromkeys(r["problem"] for r in res["timings"]):
+    tb = row(p, "textbook")
+    parts = []
+    for r in (x for x in res["timings"] if x["problem"] == p):
+        parts.append(f"{r['solver']} {r['per_iteration_us']:.1f} us ({r['over_floor_ratio']:.2f}x floor, "
+                     f"{r['iterations']} it {r['time_to_solution_ms']:.1f} ms)")
+    print(f"{p}: " + "; ".join(parts))
+for t in res["targets"]:
+    print(f"{'PASS' if t['pass'] else 'MISS'} {t['target']}: {t['value']}")
+PY
+mv "$out/solve.headline.txt.partial" "$out/solve.headline.txt"
+cat "$out/solve.headline.txt"

@@ -1,6 +1,5 @@
 # Dependencies, found the standard way. scripts/install-deps installs the Debian/Ubuntu packages.
 find_package(CUDAToolkit 12.0 REQUIRED)        # cudart, cusparse, CUB/Thrust headers
-find_package(Threads REQUIRED)
 find_package(OpenMP COMPONENTS CXX)            # CPU backends; optional (serial without it)
 find_package(Eigen3 3.3 NO_MODULE)             # CPU SpMV backend and test oracle (libsparse)
 find_package(HDF5 COMPONENTS C)                # HDF5 input/output (libsparse, libwsm5)

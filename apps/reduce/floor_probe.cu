@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "reduce/cuda/device_reduce.cuh"
+#include "libreduce/src/cuda/device_reduce.cuh"
 
 namespace reduce_app::floor_probe {
 namespace {

@@ -27,7 +27,7 @@
 #include "fill.cuh"
 #include "sum_check.hpp"
 #include "gpukit/cuda_check.hpp"
-#include "reduce/cuda/device_reduce.cuh"
+#include "libreduce/src/cuda/device_reduce.cuh"
 #include "gpukit/device_buffer.hpp"
 #include "reduce/reduce.hpp"
 

@@ -41,7 +41,7 @@
 
 #include "reduce/cuda/block_reduce.cuh"
 #include "gpukit/cuda_check.hpp"
-#include "reduce/cuda/device_reduce.cuh"  // the library's own kernels and launch, timed as baselines
+#include "libreduce/src/cuda/device_reduce.cuh"  // the library's own kernels and launch, timed as baselines
 
 namespace {
 

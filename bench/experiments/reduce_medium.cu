@@ -38,7 +38,7 @@
 #include "sum_check.hpp"
 #include "reduce/cuda/block_reduce.cuh"
 #include "gpukit/cuda_check.hpp"
-#include "reduce/cuda/device_reduce.cuh"
+#include "libreduce/src/cuda/device_reduce.cuh"
 #include "gpukit/device_buffer.hpp"
 #include "reduce/operators.hpp"
 #include "reduce/reduce.hpp"

@@ -30,7 +30,7 @@
 #include "sum_check.hpp"
 #include "reduce/cuda/block_reduce.cuh"
 #include "gpukit/cuda_check.hpp"
-#include "reduce/cuda/single_pass.cuh"
+#include "libreduce/src/cuda/single_pass.cuh"
 #include "gpukit/device_buffer.hpp"
 #include "reduce/operators.hpp"
 #include "reduce/reduce.hpp"

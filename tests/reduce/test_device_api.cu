@@ -1,14 +1,14 @@
-// The generic CUDA entry points (reduce/cuda/device_reduce.cuh) with user operators, and the warp and
-// block building blocks at every width and several block sizes, against host loops.
+// The generic CUDA entry points with user operators (libreduce/src/cuda/device_reduce.cuh, private), and
+// the public warp and block building blocks at every width and several block sizes, against host loops.
 #include <cstdint>
 #include <vector>
 
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/device_buffer.hpp"
+#include "libreduce/src/cuda/device_reduce.cuh"
 #include "oracle.hpp"
 #include "reduce/cuda/block_reduce.cuh"
-#include "gpukit/cuda_check.hpp"
-#include "reduce/cuda/device_reduce.cuh"
 #include "reduce/cuda/warp_reduce.cuh"
-#include "gpukit/device_buffer.hpp"
 #include "test_support.hpp"
 
 namespace {

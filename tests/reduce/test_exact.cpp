@@ -11,7 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "../../libreduce/src/cuda/exact_window.hpp"  // white-box: the GPU kernel's accumulator, run on the host
+#include "libreduce/src/cuda/exact_window.hpp"  // white-box: the GPU kernel's accumulator, run on the host
+#include "libreduce/src/cuda/forced_shape.hpp"  // launch_config
 #include "oracle.hpp"
 #include "reduce_paths.hpp"
 

@@ -1,5 +1,10 @@
 // libreduce public API: device-wide reductions (CUDA backend) and their CPU twins (reduce::reference).
 // No CUDA syntax: a plain C++ program can include this header and link reduce::reduce.
+// The public API is these precompiled entry points (instantiated for the types below) and the
+// device-callable warp and block primitives of reduce/cuda/. Kernels, their launches and the generic
+// user-operator templates (reduce::device::reduce, transform_reduce, count_if, segmented_reduce) are
+// private to libreduce (libreduce/src/cuda): a template over a user operator has to instantiate and
+// launch its kernel in the caller, and the installed headers hold no kernel and no launch.
 //
 // Conventions for every entry point:
 //  * Element counts are 64-bit (std::int64_t); n = 0 gives the operator's identity (sum 0, min +inf or
@@ -266,24 +271,8 @@ void segmented_max(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
 
 // ------------------------------------------------------------------------------------------------
 namespace detail {
-/// A forced launch shape, for tests and benchmarks: grid blocks of `block` threads (grid >= 1, at
-/// most 4096; 0 means "choose as usual"). reproducible_sum: block in {128, 256, 512}. sum: block in
-/// {128, 256, 512, 1024} with `unroll` (16-byte loads in flight per thread) 4, or {256, 512} with 8;
-/// all three 0 is the usual shape.
-struct launch_config {
-  int grid = 0;
-  int block = 0;
-  int unroll = 0;
-};
-/// reproducible_sum with a forced launch shape (the result must not depend on it).
-template <class T>
-void reproducible_sum(const T* d_in, std::int64_t n, T* d_out, workspace& ws, launch_config config,
-                      stream_t stream = nullptr);
-/// sum with a forced launch shape.
-template <class T>
-void sum(const T* d_in, std::int64_t n, T* d_out, workspace& ws, launch_config config,
-         stream_t stream = nullptr);
 /// The k of the error bounds above for n elements of `element_bytes` bytes on the current device.
+/// (Forced launch shapes for tests and benchmarks are private: libreduce/src/cuda/forced_shape.hpp.)
 std::int64_t single_pass_chain_length(std::int64_t n, std::size_t element_bytes);
 }  // namespace detail
 

@@ -1,7 +1,9 @@
 // Macros that define the three overloads of a precompiled entry point (reduce.hpp) from a reducer
 // factory, and their explicit instantiations. For libreduce/src/cuda/*.cu only.
 #pragma once
-#include "reduce/cuda/device_reduce.cuh"
+#include "dispatch.cuh"
+#include "forced_shape.hpp"
+#include "reducers.cuh"
 
 // NAME(d_in, n, d_out, stream), NAME(d_in, n, d_out, ws, stream), NAME(d_in, n, stream) -> OUT,
 // running the reducer returned by MAKE<T>().

@@ -2,10 +2,10 @@
 //
 // Each thread runs an exact_window (exact_window.hpp): full aligned tiles (16 floats / 8 doubles per
 // thread) go through its branch-free tile pass (float: summed exactly in a double), the rest element
-// by element; elements outside the window go into the block's shared limbs (rare). At the end each warp adds its windows with a
-// shuffle tree and ONE lane per distinct limb offset does the shared atomics (256 threads adding into
-// the same 64-bit shared limbs at once serialized into ~1000 compare-and-swap loops: most of the
-// ~20 us fixed cost of the previous version). Blocks add their nonzero limbs to the global
+// by element; elements outside the window go into the block's shared limbs (rare). At the end each
+// warp adds its windows with a shuffle tree and ONE lane per distinct limb offset does the shared
+// atomics (256 threads adding into the same 64-bit shared limbs at once serialized into ~1000
+// compare-and-swap loops, most of a ~20 us fixed cost per call). Blocks add their nonzero limbs to the global
 // accumulator with 64-bit integer atomics (associative, so order-free), and the last block rounds the
 // total once (exact_to_float) and zeroes the accumulator. Limb magnitudes: every digit added is
 // < 2^32 (< 2^37 after a warp's sum), one per flush, so int64 limbs hold the flushes of any n < 2^31
@@ -15,8 +15,8 @@
 
 #include "exact_sum.hpp"
 #include "exact_window.hpp"
-#include "reduce/cuda/single_pass.cuh"
 #include "reduce/cuda/warp_reduce.cuh"
+#include "single_pass.cuh"
 
 namespace reduce::detail {
 

@@ -1,6 +1,7 @@
-// CPU backend of every libreduce operation except sum (sum.cpp): plain loops, OpenMP across threads
-// (each thread reduces one contiguous chunk, chunks are combined in order: deterministic for a fixed
-// thread count), wide accumulators (double for floats, unsigned wrap-around for integers).
+// CPU backend of every libreduce operation: plain loops, OpenMP across threads (each thread reduces one
+// contiguous chunk, chunks are combined in order: deterministic for a fixed thread count; sum and the
+// counts use OpenMP's own reduction), wide accumulators (double for floats, unsigned wrap-around for
+// integers).
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -107,8 +108,37 @@ void check_offsets(const std::int64_t* offsets, std::int64_t num_segments, const
                                   std::to_string(offsets[s + 1]) + ")");
 }
 
+/// Number of i with pred(in[i]).
+template <class T, class Pred>
+std::int64_t count_where(const T* in, std::int64_t n, Pred pred) {
+  std::int64_t c = 0;
+#pragma omp parallel for reduction(+ : c) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) c += pred(in[i]) ? 1 : 0;
+  return c;
+}
+
+/// out[s] = the fold of segment s in index order, accumulated in A from `identity`.
+template <class A, class T, class Op>
+void segmented_fold(const T* in, const std::int64_t* offsets, std::int64_t num_segments, T* out, A identity,
+                    Op op) {
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (std::int64_t s = 0; s < num_segments; ++s) {
+    A a = identity;
+    for (std::int64_t i = offsets[s]; i < offsets[s + 1]; ++i) a = op(a, in[i]);
+    out[s] = static_cast<T>(a);
+  }
+}
+
 }  // namespace
 
+template <class T>
+T sum(const T* in, std::int64_t n) {
+  check_count(n, "sum");
+  acc_t<T> total = 0;
+#pragma omp parallel for reduction(+ : total) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) total += static_cast<acc_t<T>>(in[i]);
+  return static_cast<T>(total);
+}
 template <class T>
 T min(const T* in, std::int64_t n) {
   check_count(n, "min");
@@ -228,52 +258,33 @@ T compensated_sum(const T* in, std::int64_t n) {
 template <class T>
 std::int64_t count_nonzero(const T* in, std::int64_t n) {
   check_count(n, "count_nonzero");
-  std::int64_t c = 0;
-#pragma omp parallel for reduction(+ : c) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) c += in[i] != T(0) ? 1 : 0;
-  return c;
+  return count_where(in, n, [](T x) { return x != T(0); });
 }
 template <class T>
 std::int64_t count_nan(const T* in, std::int64_t n) {
   check_count(n, "count_nan");
-  std::int64_t c = 0;
-#pragma omp parallel for reduction(+ : c) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) c += std::isnan(in[i]) ? 1 : 0;
-  return c;
+  return count_where(in, n, [](T x) { return std::isnan(x); });
 }
 
 template <class T>
 void segmented_sum(const T* in, const std::int64_t* offsets, std::int64_t num_segments, T* out) {
   check_offsets(offsets, num_segments, "segmented_sum");
-#pragma omp parallel for schedule(dynamic, 1024)
-  for (std::int64_t s = 0; s < num_segments; ++s) {
-    acc_t<T> a = 0;
-    for (std::int64_t i = offsets[s]; i < offsets[s + 1]; ++i) a = static_cast<acc_t<T>>(a + static_cast<acc_t<T>>(in[i]));
-    out[s] = static_cast<T>(a);
-  }
+  using A = acc_t<T>;
+  segmented_fold(in, offsets, num_segments, out, A{0}, [](A a, T x) { return static_cast<A>(a + static_cast<A>(x)); });
 }
 template <class T>
 void segmented_min(const T* in, const std::int64_t* offsets, std::int64_t num_segments, T* out) {
   check_offsets(offsets, num_segments, "segmented_min");
-#pragma omp parallel for schedule(dynamic, 1024)
-  for (std::int64_t s = 0; s < num_segments; ++s) {
-    T a = minimum::identity<T>();
-    for (std::int64_t i = offsets[s]; i < offsets[s + 1]; ++i) a = minimum{}(a, in[i]);
-    out[s] = a;
-  }
+  segmented_fold(in, offsets, num_segments, out, minimum::identity<T>(), minimum{});
 }
 template <class T>
 void segmented_max(const T* in, const std::int64_t* offsets, std::int64_t num_segments, T* out) {
   check_offsets(offsets, num_segments, "segmented_max");
-#pragma omp parallel for schedule(dynamic, 1024)
-  for (std::int64_t s = 0; s < num_segments; ++s) {
-    T a = maximum::identity<T>();
-    for (std::int64_t i = offsets[s]; i < offsets[s + 1]; ++i) a = maximum{}(a, in[i]);
-    out[s] = a;
-  }
+  segmented_fold(in, offsets, num_segments, out, maximum::identity<T>(), maximum{});
 }
 
 #define REDUCE_REFERENCE_ALL(T)                                                        \
+  template T sum(const T*, std::int64_t);                                              \
   template T min(const T*, std::int64_t);                                              \
   template T max(const T*, std::int64_t);                                              \
   template value_index<T> argmin(const T*, std::int64_t);                              \

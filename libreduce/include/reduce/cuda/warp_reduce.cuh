@@ -12,39 +12,31 @@ constexpr int warp_size = 32;
 constexpr unsigned full_mask = 0xffffffffu;
 
 namespace detail {
-/// __shfl_xor_sync / __shfl_down_sync for any trivially copyable T, moved as 32-bit words (the hardware
-/// shuffles 32 bits; CUDA's overloads split 64-bit types the same way).
+/// `v` moved as 32-bit words through shfl(word) (the hardware shuffles 32 bits; CUDA's overloads split
+/// 64-bit types the same way): any trivially copyable T, e.g. argmax's {value, index}.
+template <class T, class Shfl>
+__device__ __forceinline__ T shuffle_words(const T& v, Shfl shfl) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  constexpr int words = (sizeof(T) + 3) / 4;
+  unsigned w[words] = {};
+  std::memcpy(w, &v, sizeof(T));
+#pragma unroll
+  for (int i = 0; i < words; ++i) w[i] = shfl(w[i]);
+  T out;
+  std::memcpy(&out, w, sizeof(T));
+  return out;
+}
+/// __shfl_xor_sync / __shfl_down_sync for any trivially copyable T. The lambdas capture by value: by
+/// reference, nvcc ordered the PTX of argmin/argmax's {value, index} shuffles differently.
 template <class T>
 __device__ __forceinline__ T shfl_xor(unsigned mask, const T& v, int lane_mask, int width) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  if constexpr (std::is_arithmetic_v<T>) {
-    return __shfl_xor_sync(mask, v, lane_mask, width);
-  } else {
-    constexpr int words = (sizeof(T) + 3) / 4;
-    unsigned w[words] = {};
-    std::memcpy(w, &v, sizeof(T));
-#pragma unroll
-    for (int i = 0; i < words; ++i) w[i] = __shfl_xor_sync(mask, w[i], lane_mask, width);
-    T out;
-    std::memcpy(&out, w, sizeof(T));
-    return out;
-  }
+  if constexpr (std::is_arithmetic_v<T>) return __shfl_xor_sync(mask, v, lane_mask, width);
+  else return shuffle_words(v, [=](unsigned w) { return __shfl_xor_sync(mask, w, lane_mask, width); });
 }
 template <class T>
 __device__ __forceinline__ T shfl_down(unsigned mask, const T& v, unsigned delta, int width) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  if constexpr (std::is_arithmetic_v<T>) {
-    return __shfl_down_sync(mask, v, delta, width);
-  } else {
-    constexpr int words = (sizeof(T) + 3) / 4;
-    unsigned w[words] = {};
-    std::memcpy(w, &v, sizeof(T));
-#pragma unroll
-    for (int i = 0; i < words; ++i) w[i] = __shfl_down_sync(mask, w[i], delta, width);
-    T out;
-    std::memcpy(&out, w, sizeof(T));
-    return out;
-  }
+  if constexpr (std::is_arithmetic_v<T>) return __shfl_down_sync(mask, v, delta, width);
+  else return shuffle_words(v, [=](unsigned w) { return __shfl_down_sync(mask, w, delta, width); });
 }
 }  // namespace detail
 

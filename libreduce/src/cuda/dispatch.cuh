@@ -1,214 +1,30 @@
-// Generic device-wide reductions with user operators, for .cu callers (like CUB's DeviceReduce):
-//   reduce::device::reduce(d_in, n, op, identity, d_out, ws_or_stream)
-//   reduce::device::transform_reduce(d_in, n, transform, op, identity, d_out, ws_or_stream)
-//   reduce::device::count_if(d_in, n, pred, d_count, ws_or_stream)
-//   reduce::device::segmented_reduce(d_in, d_offsets, num_segments, op, identity, d_out, ws_or_stream)
-// Every call is one single-pass launch (segmented: two launches, the second programmatic), stream-ordered, with
-// 64-bit counts, and writes its result to device memory without synchronizing. `ws_or_stream` is
-// either (reduce::workspace& ws, stream_t stream = nullptr) -- no allocation -- or
-// (stream_t stream = nullptr) -- scratch from the stream-ordered pool (cudaMallocAsync).
-// Requirements: `op` associative and commutative (__host__ __device__ callable), `identity` its
-// neutral element; the accumulator type (decltype(identity)) trivially copyable, at most 32 bytes, a
-// multiple of 4 bytes. Determinism: run-to-run deterministic on one GPU model (fixed grid for
-// (n, sizeof(T), SM count), partials combined in block order); exact for exact operators.
-// This header launches kernels (it is a template library, like CUB); the precompiled entry points in
-// reduce.hpp are built on it in libreduce/src/cuda/*.cu.
+// Dispatch of the device-wide reductions: the launch-shape policy (grid and block from n, the element
+// size and the reducer), the launches of the single-pass and segmented kernels, workspace checks and
+// pool scratch. Host code over the kernels of single_pass.cuh and segmented_kernels.cuh; private to
+// libreduce (its *.cu files, and white-box tests and benchmarks through reduce::internal).
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include "gpukit/cuda_check.hpp"
 #include "gpukit/cuda_launch.hpp"
-#include "reduce/cuda/single_pass.cuh"
-#include "reduce/operators.hpp"
 #include "reduce/reduce.hpp"
+#include "segmented_kernels.cuh"
+#include "single_pass.cuh"
 
-namespace reduce {
-namespace detail {
+namespace reduce::detail {
 
 // The common layer's launch helpers (gpukit/cuda_launch.hpp), used unqualified below.
 using gpukit::cached_wave;
-using gpukit::current_device;
 using gpukit::launch;
 using gpukit::resident_blocks;
 using gpukit::sm_count;
-
-// ---- reducers (see single_pass.cuh for the concept) ----
-
-/// acc = op(acc, x): sum, min, max and user operators.
-template <class T, class Op>
-struct op_reducer {
-  using value_type = T;
-  using acc_type = T;
-  using out_type = T;
-  static constexpr bool two_inputs = false;
-  Op op;
-  T id;
-  __device__ __forceinline__ T identity() const { return id; }
-  __device__ __forceinline__ void add(T& acc, T x, T, std::int64_t) const { acc = op(acc, x); }
-  __device__ __forceinline__ T combine(T a, T b) const { return op(a, b); }
-  __device__ __forceinline__ T finish(T a) const { return a; }
-};
-
-/// op_reducer for exact, order-free operators (min, max): a thread's share of each full tile is
-/// combined as a tree (depth log2(N) instead of a chain of N dependent compare-selects), then once
-/// with the accumulator. Not for sums: their rounding chain (and bound) assumes op_reducer's order.
-template <class T, class Op>
-struct exact_op_reducer : op_reducer<T, Op> {
-  template <int N>
-  __device__ __forceinline__ void add_tile(T& acc, const T (&v)[N], std::int64_t, std::int64_t) const {
-    T t[N];
-#pragma unroll
-    for (int j = 0; j < N; ++j) t[j] = v[j];
-#pragma unroll
-    for (int s = 1; s < N; s *= 2)
-#pragma unroll
-      for (int j = 0; j + s < N; j += 2 * s) t[j] = this->op(t[j], t[j + s]);
-    acc = this->op(acc, t[0]);
-  }
-};
-
-struct no_finish {
-  template <class A>
-  __host__ __device__ __forceinline__ A operator()(A a) const { return a; }
-};
-
-/// acc = op(acc, transform(x)), result finish(acc) converted to Out: sum_of_squares, norm2, counts.
-template <class T, class Acc, class Out, class Transform, class Op, class Finish = no_finish>
-struct transform_reducer {
-  using value_type = T;
-  using acc_type = Acc;
-  using out_type = Out;
-  static constexpr bool two_inputs = false;
-  Transform transform;
-  Op op;
-  Acc id;
-  Finish fin{};
-  __device__ __forceinline__ Acc identity() const { return id; }
-  __device__ __forceinline__ void add(Acc& acc, T x, T, std::int64_t) const {
-    acc = op(acc, static_cast<Acc>(transform(x)));
-  }
-  __device__ __forceinline__ Acc combine(Acc a, Acc b) const { return op(a, b); }
-  __device__ __forceinline__ Out finish(Acc a) const { return static_cast<Out>(fin(a)); }
-};
-
-/// sum x_i y_i; floats with one fused multiply-add per element.
-template <class T>
-struct dot_reducer {
-  using value_type = T;
-  using acc_type = T;
-  using out_type = T;
-  static constexpr bool two_inputs = true;
-  __device__ __forceinline__ T identity() const { return T(0); }
-  __device__ __forceinline__ void add(T& acc, T x, T y, std::int64_t) const {
-    if constexpr (std::is_floating_point_v<T>) acc = fma(x, y, acc);
-    else acc = static_cast<T>(acc + x * y);
-  }
-  __device__ __forceinline__ T combine(T a, T b) const { return static_cast<T>(a + b); }
-  __device__ __forceinline__ T finish(T a) const { return a; }
-};
-
-/// {value, first index} of the minimum (IsMax = false) or maximum; the first NaN wins over numbers.
-/// The index breaks every tie, so combine is associative and commutative: exact in any order.
-template <class T, bool IsMax>
-struct arg_reducer {
-  using value_type = T;
-  using acc_type = value_index<T>;
-  using out_type = value_index<T>;
-  static constexpr bool two_inputs = false;
-  static constexpr std::int64_t none = INT64_MAX;  // identity's index; finish maps it to -1
-  __device__ __forceinline__ acc_type identity() const {
-    return {IsMax ? maximum::identity<T>() : minimum::identity<T>(), none};
-  }
-  // True when a (value, index) comes before b in the order "NaN first, then best value, then index".
-  __device__ __forceinline__ static bool better(T av, std::int64_t ai, T bv, std::int64_t bi) {
-    const bool an = detail::is_nan(av), bn = detail::is_nan(bv);
-    if (an || bn) return an && (!bn || ai < bi);
-    if (av == bv) return ai < bi;
-    return IsMax ? bv < av : av < bv;
-  }
-  __device__ __forceinline__ void add(acc_type& acc, T x, T, std::int64_t i) const {
-    if (better(x, i, acc.value, acc.index)) acc = {x, i};
-  }
-  // b, which comes after a in the input, replaces a: strictly better, or the first NaN after numbers.
-  __device__ __forceinline__ static bool later_wins(T b, T a) {
-    if constexpr (std::is_floating_point_v<T>) return (IsMax ? a < b : b < a) || (b != b && a == a);
-    else return IsMax ? a < b : b < a;
-  }
-  /// A thread's share of one full tile (traverse): v[j] is element i0 + (j / V) * stride + j % V, so
-  /// positions increase with j. A tree whose left operand always holds the lower positions (later_wins
-  /// on plain values and 32-bit positions: depth log2(N) instead of a chain of N 64-bit compares),
-  /// then one full compare with the accumulator: the same first-NaN / first-index result as add().
-  template <int N>
-  __device__ __forceinline__ void add_tile(acc_type& acc, const T (&v)[N], std::int64_t i0, std::int64_t stride) const {
-    constexpr int V = vec_elems<T> > 0 ? vec_elems<T> : 1;
-    T bv[N];
-    int bp[N];
-#pragma unroll
-    for (int j = 0; j < N; ++j) {
-      bv[j] = v[j];
-      bp[j] = j;
-    }
-#pragma unroll
-    for (int s = 1; s < N; s *= 2)
-#pragma unroll
-      for (int j = 0; j + s < N; j += 2 * s) {
-        const bool take = later_wins(bv[j + s], bv[j]);
-        bv[j] = take ? bv[j + s] : bv[j];
-        bp[j] = take ? bp[j + s] : bp[j];
-      }
-    const std::int64_t i = i0 + static_cast<std::int64_t>(bp[0] / V) * stride + bp[0] % V;
-    if (better(bv[0], i, acc.value, acc.index)) acc = {bv[0], i};
-  }
-  __device__ __forceinline__ acc_type combine(acc_type a, acc_type b) const {
-    return better(b.value, b.index, a.value, a.index) ? b : a;
-  }
-  __device__ __forceinline__ out_type finish(acc_type a) const {
-    if (a.index == none) a.index = -1;
-    return a;
-  }
-};
-
-/// Kahan-Babuska-Neumaier: {s, c} with s + c the running sum; every addition's rounding error is
-/// captured exactly (Fast2Sum with the larger operand first) and accumulated in c.
-template <class T>
-struct kahan_pair {
-  T s;
-  T c;
-};
-template <class T>
-struct neumaier_reducer {
-  using value_type = T;
-  using acc_type = kahan_pair<T>;
-  using out_type = T;
-  static constexpr bool two_inputs = false;
-  __device__ __forceinline__ static void two_sum_into(T& s, T& c, T x) {
-    const T t = s + x;
-    // |s| >= |x|: (s - t) + x is the exact error of t; otherwise (x - t) + s. Inf/NaN: c becomes NaN
-    // (inf - inf); finish() then returns s itself so that IEEE's inf and NaN come out unchanged.
-    c += fabs(s) >= fabs(x) ? (s - t) + x : (x - t) + s;
-    s = t;
-  }
-  __device__ __forceinline__ acc_type identity() const { return {T(0), T(0)}; }
-  __device__ __forceinline__ void add(acc_type& a, T x, T, std::int64_t) const { two_sum_into(a.s, a.c, x); }
-  __device__ __forceinline__ acc_type combine(acc_type a, acc_type b) const {
-    two_sum_into(a.s, a.c, b.s);
-    a.c += b.c;
-    return a;
-  }
-  __device__ __forceinline__ T finish(acc_type a) const {
-    const T r = a.s + a.c;
-    return isfinite(a.s) ? r : a.s;
-  }
-};
 
 // ---- launch shape ----
 constexpr int default_threads = 256;
@@ -291,9 +107,9 @@ inline void check_count(std::int64_t n, const char* what) {
   if (n < 0) throw std::invalid_argument(std::string(what) + ": negative element count " + std::to_string(n));
 }
 
-/// Launches single_pass_kernel for reducer `r` on `scratch` (workspace layout above; the ticket counter
-/// and the partial slots must be zero, and are zero again when the kernel ends). grid = 0: one block
-/// per block_min_bytes up to a full wave.
+/// Launches single_pass_kernel for reducer `r` on `scratch` (workspace layout: single_pass.cuh; the
+/// ticket counter and the partial slots must be zero, and are zero again when the kernel ends). grid = 0:
+/// one block per block_min_bytes up to a full wave.
 template <int Threads, class R, int Unroll = default_unroll>
 void launch_single_pass(const typename R::value_type* x, const typename R::value_type* y, std::int64_t n,
                         const R& r, typename R::out_type* d_out, void* scratch, cudaStream_t stream,
@@ -468,79 +284,4 @@ void run_segmented(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
   }
 }
 
-}  // namespace detail
-
-namespace device {
-
-/// op-reduction of d_in[0..n) into *d_out (identity for n = 0). See the header comment.
-/// Example:
-///   reduce::device::reduce(d_x, n, reduce::maximum{}, -INFINITY, d_max, ws, stream);
-template <class T, class Op>
-void reduce(const T* d_in, std::int64_t n, Op op, T identity, T* d_out, workspace& ws, stream_t stream = nullptr) {
-  detail::run(d_in, d_in, n, detail::op_reducer<T, Op>{op, identity}, d_out, &ws, stream, "reduce::device::reduce");
-}
-template <class T, class Op>
-void reduce(const T* d_in, std::int64_t n, Op op, T identity, T* d_out, stream_t stream = nullptr) {
-  detail::run(d_in, d_in, n, detail::op_reducer<T, Op>{op, identity}, d_out, nullptr, stream,
-              "reduce::device::reduce");
-}
-
-/// op-reduction of transform(d_in[i]) into *d_out, accumulated in Acc = decltype(identity).
-/// Example:
-///   reduce::device::transform_reduce(d_x, n, square{}, reduce::plus{}, 0.0, d_ss, stream);
-template <class T, class Transform, class Op, class Acc>
-void transform_reduce(const T* d_in, std::int64_t n, Transform transform, Op op, Acc identity, Acc* d_out,
-                      workspace& ws, stream_t stream = nullptr) {
-  detail::run(d_in, d_in, n, detail::transform_reducer<T, Acc, Acc, Transform, Op>{transform, op, identity},
-              d_out, &ws, stream, "reduce::device::transform_reduce");
-}
-template <class T, class Transform, class Op, class Acc>
-void transform_reduce(const T* d_in, std::int64_t n, Transform transform, Op op, Acc identity, Acc* d_out,
-                      stream_t stream = nullptr) {
-  detail::run(d_in, d_in, n, detail::transform_reducer<T, Acc, Acc, Transform, Op>{transform, op, identity},
-              d_out, nullptr, stream, "reduce::device::transform_reduce");
-}
-
-namespace detail_count {
-template <class Pred>
-struct as_count {
-  Pred pred;
-  template <class T>
-  __device__ __forceinline__ std::int64_t operator()(T x) const { return pred(x) ? 1 : 0; }
-};
-}  // namespace detail_count
-
-/// Number of i with pred(d_in[i]) true, into *d_count. Exact, deterministic.
-/// Example:
-///   reduce::device::count_if(d_x, n, is_negative{}, d_count, stream);
-template <class T, class Pred>
-void count_if(const T* d_in, std::int64_t n, Pred pred, std::int64_t* d_count, workspace& ws,
-              stream_t stream = nullptr) {
-  transform_reduce(d_in, n, detail_count::as_count<Pred>{pred}, plus{}, std::int64_t{0}, d_count, ws, stream);
-}
-template <class T, class Pred>
-void count_if(const T* d_in, std::int64_t n, Pred pred, std::int64_t* d_count, stream_t stream = nullptr) {
-  transform_reduce(d_in, n, detail_count::as_count<Pred>{pred}, plus{}, std::int64_t{0}, d_count, stream);
-}
-
-/// d_out[s] = op-reduction of d_in[d_offsets[s] .. d_offsets[s+1]) (identity when empty): a block per
-/// segment up to block_per_segment_max segments, else segments binned by length (thread / warp / block
-/// per segment). The workspace needs workspace::segmented_bytes(num_segments). Deterministic; the order
-/// within a segment depends only on its length and on which of the two paths runs.
-/// Example:
-///   reduce::device::segmented_reduce(d_vals, d_row_ptr, rows, reduce::plus{}, 0.0f, d_sums, stream);
-template <class T, class Op>
-void segmented_reduce(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, Op op, T identity,
-                      T* d_out, workspace& ws, stream_t stream = nullptr) {
-  detail::run_segmented(d_in, d_offsets, num_segments, op, identity, d_out, &ws, stream,
-                        "reduce::device::segmented_reduce");
-}
-template <class T, class Op>
-void segmented_reduce(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, Op op, T identity,
-                      T* d_out, stream_t stream = nullptr) {
-  detail::run_segmented(d_in, d_offsets, num_segments, op, identity, d_out, nullptr, stream,
-                        "reduce::device::segmented_reduce");
-}
-
-}  // namespace device
-}  // namespace reduce
+}  // namespace reduce::detail

@@ -76,7 +76,7 @@ struct check_result {
 
 // Oracle: long double, serial. Float bound, derived per backend (libreduce/README.md):
 //  * cuda: the single-pass kernel's longest accumulation chain has k terms
-//    (reduce::detail::single_pass_chain_length), so |error| <= gamma_T(k) * sum|x|;
+//    (reduce::single_pass_chain_length), so |error| <= gamma_T(k) * sum|x|;
 //  * cpu: double accumulation in any order, then one rounding to T:
 //    |error| <= gamma_double(n - 1) * sum|x| + u_T * |exact|.
 // Integers: exact, modulo 2^bits.
@@ -97,7 +97,7 @@ check_result check_sum(const std::vector<T>& values, T result, reduce::backend b
     const long double u_t = std::numeric_limits<T>::epsilon() / 2.0L;
     const long double bound =
         be == reduce::backend::cuda
-            ? gamma(static_cast<long double>(reduce::detail::single_pass_chain_length(n, sizeof(T))), u_t) * abs_sum
+            ? gamma(static_cast<long double>(reduce::single_pass_chain_length(n, sizeof(T))), u_t) * abs_sum
             : gamma(static_cast<long double>(n > 0 ? n - 1 : 0), std::numeric_limits<double>::epsilon() / 2.0L) *
                       abs_sum + u_t * std::fabs(exact);
     const long double err = std::fabs(static_cast<long double>(result) - exact);

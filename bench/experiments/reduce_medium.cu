@@ -2,8 +2,8 @@
 // at 2^16..2^22 (256 KiB..16 MiB, L2-resident), and whether a leaner finish buys it back.
 //
 // Question: graph-timed on an H200 the library's one-block sum takes 1.28 us at 2^10 and 1.72 us at 2^14,
-// but every multi-block shape tried takes 2.3-2.5 us at 2^16..2^18 (bench/experiments/README.md, sections
-// 1 and 4). The issue's "0.65x CUB" at 2^16..2^20 needs about 0.3-0.7 us less. Which part costs it: the
+// but every multi-block shape tried takes 2.3-2.5 us at 2^16..2^18 (bench/experiments/README.md,
+// launch_floor and reduce_medium). The issue's "0.65x CUB" at 2^16..2^20 needs about 0.3-0.7 us less. Which part costs it: the
 // launch of many blocks, the loads, the block tree, the ticket, or the last block's collection?
 //
 // Rungs (the library's medium shape: 512 threads x 4 vectors, one block per 32 KiB, at most 2 per SM):
@@ -379,8 +379,8 @@ void timeline(const char* name, const float* x, std::int64_t n, float* out, devi
 /// vectors, one block per 16 KiB, one per SM), as this file's copies (medium_kernel, identical but for the
 /// finish), with CUB and the library in the same rounds. Plain: events around one call, the calls'
 /// samples taken in rotating order round after round (a drift of the launch cost falls on all alike);
-/// graph: 100 calls per graph. Answer (H200, bench/experiments/README.md section 12): no, slower. Last, the
-/// previous finish with staggered polls (two loads of a slot in flight, wait_staggered): no gain either.
+/// graph: 100 calls per graph. Answer (H200, bench/experiments/README.md, reduce_medium): no, slower. Last, the
+/// library's finish with staggered polls (two loads of a slot in flight, wait_staggered): no gain either.
 bool lean_section(const float* x, const std::vector<float>& hx, float* out, device_state d, reduce::workspace& ws,
                   void* cub_tmp, std::size_t cub_bytes, cudaStream_t stream) {
   const auto grid = [](std::int64_t n) { return static_cast<unsigned>(grid_for(n, 16 << 10, 1)); };

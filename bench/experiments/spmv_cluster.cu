@@ -5,7 +5,7 @@
 //   spmv_cluster [--classes random16,random1000]
 //
 // Why: random16, random1000 and powerlaw are bound by L2 sector throughput (bench/experiments/README.md,
-// section 3): each random 4-byte gather of x costs a 32-byte L2 sector, and cuSPARSE already reads the
+// spmv_variants): each random 4-byte gather of x costs a 32-byte L2 sector, and cuSPARSE already reads the
 // minimum number of sectors. A cluster of C blocks, one per SM with 224 KiB of shared memory each, holds
 // C x 57,344 floats of x (3.5 MiB for C = 16); a gather from it costs no L2 sector.
 //

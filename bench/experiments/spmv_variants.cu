@@ -321,7 +321,7 @@ variant stencil_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, i
           false, "scalar"};
 }
 
-/// stencil, staged tiles (fifth session): a block takes Threads x RPT consecutive rows (RPT consecutive
+/// stencil, staged tiles: a block takes Threads x RPT consecutive rows (RPT consecutive
 /// rows per thread), reads their pattern bytes, turns the pattern lengths into row starts with a block
 /// scan from ONE row_ptr read per tile, copies the tile's values (one contiguous stretch) into shared
 /// memory with coalesced loads, and gathers x while that copy is in flight. Each row is then summed in
@@ -495,7 +495,7 @@ std::vector<variant> laplace_variants(const sparse::csr_view<V, I>& a, const V* 
                 }, false, "scalar"});
   for (int per_sm : {4, 6, 12, 16}) {
     const int g = static_cast<int>(std::min<std::int64_t>(full, std::int64_t{per_sm} * sm_count()));
-    vs.push_back({"scalar, grid " + std::to_string(per_sm) + " blocks/SM" + (per_sm == 16 ? " (before)" : ""), [=](cudaStream_t s) {
+    vs.push_back({"scalar, grid " + std::to_string(per_sm) + " blocks/SM", [=](cudaStream_t s) {
                     sparse::detail::spmv_scalar_kernel<<<g, 256, 0, s>>>(a, V(1), x, V(0), y);
                     GPUKIT_CHECK_LAUNCH();
                   }, false, "scalar"});
@@ -598,9 +598,9 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
     vs.push_back(adaptive_variant<entry_load::once, gather::ldg, 6>(*plan, x.data(), y.data()));
     vs.push_back(adaptive_variant<entry_load::once, gather::l2_keep>(*plan, x.data(), y.data()));
     vs.push_back(adaptive_variant<entry_load::once, gather::l2_keep_noalloc>(*plan, x.data(), y.data()));
-    // Warp tiles of similar rows: medium rows longest first (the library, since the fourth session) or in row order.
+    // Warp tiles of similar rows: medium rows longest first (the library's order) or in row order.
     vs.push_back(adaptive_order_variant(a, host.row_ptr().data(), x.data(), y.data(),
-                                        sparse::detail::warp_row_order::by_row, "warp rows by row (before)"));
+                                        sparse::detail::warp_row_order::by_row, "warp rows by row"));
     vs.push_back(adaptive_order_variant(a, host.row_ptr().data(), x.data(), y.data(),
                                         sparse::detail::warp_row_order::longest_first, "warp rows longest first (library)"));
   } else {

@@ -4,7 +4,7 @@
 //   spmv_windowed [--classes random16] [--once]
 //
 // Why: on random16 every random 4-byte gather of x costs one 32-byte L2 sector, and CSR kernels (ours and
-// cuSPARSE ALG1) read 32M of them for 32M entries: the L2's sector rate is the bound (README section 3).
+// cuSPARSE ALG1) read 32M of them for 32M entries: the L2's sector rate is the bound (README, spmv_variants).
 // But each SM runs 1/132 of the rows, 242k gathers into the 250k sectors of x: about 0.97 gathers per
 // sector, so only 1 - e^-0.97 = 62 % of the sectors are distinct per SM. A row-ordered walk cannot use
 // that (an SM's L1 holds 3 % of x); a walk in column order can: if all warps of an SM gather from the

@@ -54,7 +54,7 @@ Out run_path(path p, const std::vector<T>& x, Ref ref, Host host, Dev dev, Ws ws
 template <class T>
 double chain(path p, std::int64_t n) {
   if (p == path::reference) return static_cast<double>(n > 1 ? n - 1 : 0);
-  return static_cast<double>(reduce::detail::single_pass_chain_length(n, sizeof(T)));
+  return static_cast<double>(reduce::single_pass_chain_length(n, sizeof(T)));
 }
 
 /// Unit roundoff of T.

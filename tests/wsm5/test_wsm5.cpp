@@ -32,7 +32,7 @@ double ulp(double x) {
 }
 
 // ---- Tolerances (CPU reference or GPU vs the WRF Fortran output; GPU vs the CPU reference), per call --
-// What is known (data/wsm5/README.md): the Fortran with FMA contraction, i.e. with a few-ulp perturbation
+// What is known (data/README.md, "WSM5 columns"): the Fortran with FMA contraction, i.e. with a few-ulp perturbation
 // of intermediate results, moved mixing ratios by <= 1e-9 kg/kg and precipitation by <= 5e-7 mm after one
 // call on these 5 columns. Our reference differs from the Fortran only by such few-ulp perturbations
 // (expression forms we could not see; on the GPU also CUDA's expf/logf/powf, <= 2 ulp vs glibc's 1).

@@ -23,7 +23,7 @@
 //    chain of roundings, which for the single-pass kernel is
 //        k = ceil(n / (grid * block)) + 2 + ceil(grid / block) + 2 log2(block)
 //    (per-thread chain incl. one head and one tail element, block tree, last-block combine, its tree);
-//    detail::single_pass_chain_length() returns it for the current device. Integers are exact (modulo
+//    single_pass_chain_length() returns it for the current device. Integers are exact (modulo
 //    2^bits for sums). NaN and +-Inf propagate as IEEE 754 says (sum with a NaN is NaN, +Inf + -Inf is
 //    NaN); min/max/argmin/argmax return NaN when the input holds one (argmin/argmax: the first NaN).
 //  * Determinism: every kernel has a grid fixed by (n, element size, SM count, occupancy) and combines
@@ -270,11 +270,11 @@ void segmented_max(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
                    workspace& ws, stream_t stream = nullptr);
 
 // ------------------------------------------------------------------------------------------------
-namespace detail {
-/// The k of the error bounds above for n elements of `element_bytes` bytes on the current device.
-/// (Forced launch shapes for tests and benchmarks are private: libreduce/src/cuda/forced_shape.hpp.)
+/// The k of the error bounds above (the longest chain of roundings any one input goes through) for n
+/// elements of `element_bytes` bytes on the current device, so a caller can bound a sum's error by
+/// gamma(k) * sum|x_i| with gamma(k) = k u / (1 - k u). (Forced launch shapes for tests and benchmarks are
+/// private: libreduce/src/cuda/forced_shape.hpp.)
 std::int64_t single_pass_chain_length(std::int64_t n, std::size_t element_bytes);
-}  // namespace detail
 
 // ================================================================================================
 namespace reference {

@@ -80,7 +80,7 @@ constexpr int large_threads = has_add_tile<R>::value ? 512 : default_threads;
 /// graph-timed us at 2^18 / 2^20 / 2^21 / 2^22 floats (bench/experiments/reduce_medium.cu, "Medium shapes"):
 /// sum 2.29 / 2.68 / 3.28 / 4.32 at one per SM against 2.29 / 2.77 / 3.48 / 4.44 at two; min 3.38 / 4.10 /
 /// 5.55 / 8.12 at one against 3.37 / 3.91 / 4.72 / 6.08 at two; argmax 4.84 / 5.34 / 6.27 / 7.98 against
-/// 4.84 / 5.50 / 6.30 / 7.48. The previous shape (512 x 4 vectors, one per 32 KiB, up to 2 per SM): sum
+/// 4.84 / 5.50 / 6.30 / 7.48. The alternative shape (512 x 4 vectors, one per 32 KiB, up to 2 per SM): sum
 /// 2.68 / 2.81 / 3.40 / 4.43, min 3.65 / 3.91 / 4.79 / 5.76, argmax 5.51 / 5.40 / 6.43 / 7.99.
 template <class R>
 constexpr int medium_blocks_per_sm = light_reducer<R> ? 1 : 2;

@@ -11,7 +11,7 @@
 //   double (width 32): +-m << t < 2^85: summed in an __int128 (2^42 elements before it could overflow).
 // add_tile() is branch-free over the tile (float: about 8 SASS instructions per element, see
 // add_tile; the integer terms, unpack / sign select / 64-bit shift and add, took ~16 and 63
-// registers: 540 us at 2^28 floats on an H200 against 262 us now, libreduce/README.md) and takes a
+// registers: 540 us at 2^28 floats on an H200 against 262 us for this design, libreduce/README.md) and takes a
 // second, per-element pass only when some element lies outside the window or is not finite. There
 // slow() adds an element below the window straight to the limbs, and one above it empties the window
 // into the limbs and re-centres the window `centre` exponents below it (float: 2^4 larger and 2^20

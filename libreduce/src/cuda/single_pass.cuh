@@ -227,7 +227,7 @@ __device__ __forceinline__ void store_slot_word(unsigned long long* p, unsigned 
 /// 4-byte word of the accumulator travels with a flag in ONE relaxed 64-bit store {flag = 1, word}. A
 /// naturally aligned 64-bit access is single-copy atomic, so a reader that sees the flag sees that
 /// word; no word needs ordering against another, so no __threadfence. Measured on an H200
-/// (bench/experiments/README.md): the old finish (partial store, __threadfence, completion counter,
+/// (bench/experiments/README.md): the fenced finish (partial store, __threadfence, completion counter,
 /// fence and reload in the last block) made the one-launch sum slower in device time than CUB's two
 /// kernels at 2^16..2^20; a release/acquire flag cost 0.5-1 us more than this. The reader
 /// (collect_partials) zeroes each word it took, leaving the slots ready for the next call.

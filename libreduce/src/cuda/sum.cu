@@ -54,24 +54,6 @@ transform_reducer<T, std::int64_t, std::int64_t, nan_test, plus> make_count_nan(
 
 }  // namespace
 
-std::int64_t single_pass_chain_length(std::int64_t n, std::size_t element_bytes) {
-  const int vec = element_bytes <= 16 && 16 % element_bytes == 0 ? static_cast<int>(16 / element_bytes) : 4;
-  // The usual shapes (launch_default): one block (default_threads x default_unroll vectors up to
-  // small_block_bytes, single_block_threads x single_block_unroll up to single_block_bytes), else blocks
-  // of medium_threads or default_threads, one per medium_block_bytes (at most one per SM) or one per
-  // block_min_bytes (up to a wave): either grid is at least min(policy_grid's block count at
-  // block_min_bytes, SMs), since every kernel has at least one resident block per SM. The chain is longest
-  // for the smallest grid and the fewest threads (so both block sizes are bounded), plus at most
-  // max_grid / threads partials per thread at the end.
-  if (n * static_cast<std::int64_t>(element_bytes) <= small_block_bytes)
-    return chain_length(n, 1, default_threads, default_unroll, vec);
-  if (n * static_cast<std::int64_t>(element_bytes) <= single_block_bytes)
-    return chain_length(n, 1, single_block_threads, single_block_unroll, vec);
-  const int grid = std::min(policy_grid(n, element_bytes, max_grid), sm_count());
-  const int fewest_threads = std::min(default_threads, medium_threads);
-  // The larger unroll (large_unroll) bounds both: the chain differs only by the rounding of whole tiles.
-  return chain_length(n, grid, fewest_threads, 8, vec) + max_grid / fewest_threads;
-}
 
 template <class T>
 void sum(const T* d_in, std::int64_t n, T* d_out, workspace& ws, launch_config config, stream_t stream) {
@@ -108,6 +90,26 @@ void sum(const T* d_in, std::int64_t n, T* d_out, workspace& ws, launch_config c
 }
 
 }  // namespace detail
+
+std::int64_t single_pass_chain_length(std::int64_t n, std::size_t element_bytes) {
+  using namespace detail;  // the launch-shape constants and chain_length
+  const int vec = element_bytes <= 16 && 16 % element_bytes == 0 ? static_cast<int>(16 / element_bytes) : 4;
+  // The usual shapes (launch_default): one block (default_threads x default_unroll vectors up to
+  // small_block_bytes, single_block_threads x single_block_unroll up to single_block_bytes), else blocks
+  // of medium_threads or default_threads, one per medium_block_bytes (at most one per SM) or one per
+  // block_min_bytes (up to a wave): either grid is at least min(policy_grid's block count at
+  // block_min_bytes, SMs), since every kernel has at least one resident block per SM. The chain is longest
+  // for the smallest grid and the fewest threads (so both block sizes are bounded), plus at most
+  // max_grid / threads partials per thread at the end.
+  if (n * static_cast<std::int64_t>(element_bytes) <= small_block_bytes)
+    return chain_length(n, 1, default_threads, default_unroll, vec);
+  if (n * static_cast<std::int64_t>(element_bytes) <= single_block_bytes)
+    return chain_length(n, 1, single_block_threads, single_block_unroll, vec);
+  const int grid = std::min(policy_grid(n, element_bytes, max_grid), sm_count());
+  const int fewest_threads = std::min(default_threads, medium_threads);
+  // The larger unroll (large_unroll) bounds both: the chain differs only by the rounding of whole tiles.
+  return chain_length(n, grid, fewest_threads, 8, vec) + max_grid / fewest_threads;
+}
 
 // ---- workspace ----
 std::size_t workspace::required_bytes() noexcept { return detail::workspace_bytes; }

@@ -13,7 +13,7 @@ namespace wsm5::detail {
 // thread_per_column kernel: consecutive threads = consecutive columns i of row j. Min blocks per SM
 // (128 threads each), measured on the H200 with the register prefetch (libwsm5/README.md): IEEE build
 // 6 -> 80 registers + 104 B spilled, 0.721 ms; 5 -> 95, no spills, 0.687-0.692 ms. Fast-math build:
-// 4 -> 0.454, 5 -> 0.377, 6 -> 0.410 ms (run 1; 5 = 20 warps/SM is the default).
+// 4 -> 0.454, 5 -> 0.377, 6 -> 0.410 ms (5 = 20 warps/SM is the default).
 #ifndef WSM5_TPC_MIN_BLOCKS
 #define WSM5_TPC_MIN_BLOCKS 5
 #endif

@@ -77,7 +77,7 @@ std::string check_algorithm(const std::string& name) {
 void add_run(CLI::App& app, spmv_app::run_options& o, action_t& action) {
   CLI::App* r = app.add_subcommand(
       "run", "y = A x with the chosen algorithm(s), timed against cuSPARSE ALG1/ALG2 in the same run and compared "
-             "with the double-accumulating reference, Eigen and cuSPARSE (--device cpu: the Eigen backend alone)");
+             "with the double-accumulating reference, Eigen and cuSPARSE (--device cpu: the reference backend alone)");
   r->add_option("file", o.path, "matrix (.mtx, .h5, .hdf5)")->required()->type_name("FILE");
   r->add_option("--algorithm", o.algorithm, "an SpMV algorithm of libsparse, or all")
       ->check(check_algorithm, "NAME|all")

@@ -116,7 +116,7 @@ run_rows run_cpu(const problem<V>& p, const run_options& opt) {
   std::vector<V> y = p.poison;
   row_result r;
   r.name = "eigen_cpu";
-  r.detail = "sparse::reference::spmv (Eigen)";
+  r.detail = "sparse::reference::spmv (plain double-accumulation loop)";
   r.us = median_cpu_us([&] { sparse::reference::spmv(p.a, V(1), p.x.data(), V(0), y.data()); }, opt.repeats);
   r.vs_ref = compare_rows(y, p.y_ref, p.bound);
   r.vs_eigen = compare_rows(y, p.y_eigen, p.bound);
@@ -249,7 +249,7 @@ int run_typed(const run_options& opt, reduce::backend be) {
       << "min bytes  " << fmt(p.bytes / 1e6, 3) << " MB per call (values + col_idx + row_ptr + x + y)\n";
   run_rows res;
   if (be == reduce::backend::cpu) {
-    out << "device     cpu: the Eigen backend (sparse::reference::spmv); GPU algorithms and cuSPARSE are not run\n";
+    out << "device     cpu: the reference backend (sparse::reference::spmv, double accumulation); GPU algorithms and cuSPARSE are not run\n";
     res = run_cpu(p, opt);
   } else {
     out << "device     cuda: " << reduce::cuda_device_description() << "\n";

@@ -118,16 +118,15 @@ variant block_variant(const sparse::csr_view<V, I>& a, const V* x, V* y, bool re
 
 template <entry_load E, gather G, int MinBlocks = 8>
 variant adaptive_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, bool ref = false) {
-  const auto& st = plan.state();
+  const auto& st = std::get<sparse::detail::adaptive_state<V>>(plan.state().algorithm);
   const auto a = plan.matrix();
   return {std::string("adaptive entries=") + name_of(E) + " x=" + name_of(G) +
               (MinBlocks != 8 ? " min " + std::to_string(MinBlocks) + " blocks/SM" : ""),
           [=, &st](cudaStream_t s) {
-            auto* partials = reinterpret_cast<V*>(const_cast<double*>(st.partials.data()));
             sparse::detail::spmv_adaptive_kernel<E, G, MinBlocks><<<static_cast<unsigned>(st.partition.tiles.size()),
                                                         sparse::detail::tile_threads, 0, s>>>(
-                a, V(1), x, V(0), y, st.tiles.data(), st.segments.data(), st.warp_rows.data(), partials,
-                st.split_rows.data(), const_cast<int*>(st.split_arrivals.data()));
+                a, V(1), x, V(0), y, st.tiles.data(), st.segments.data(), st.warp_rows.data(), st.split.partials.data(),
+                st.split.rows.data(), st.split.arrivals.data());
             GPUKIT_CHECK_LAUNCH();
           },
           ref, "adaptive"};
@@ -308,14 +307,14 @@ stencil_variant_kernel(sparse::csr_view<V, I> a, const std::uint8_t* __restrict_
 
 template <bool Scan, int Unroll>
 variant stencil_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, int per_sm) {
-  const auto& st = plan.state();
+  const auto& st = std::get<sparse::detail::stencil_state>(plan.state().algorithm);
   const auto a = plan.matrix();
   const int grid = static_cast<int>(std::min<std::int64_t>((a.rows + 255) / 256, std::int64_t{per_sm} * sm_count()));
   return {std::string("stencil") + (Scan ? " scan" : "") + (Unroll ? " unroll " + std::to_string(Unroll) : "") +
               ", " + std::to_string(per_sm) + " blocks/SM",
           [=, &st](cudaStream_t s) {
-            stencil_variant_kernel<Scan, Unroll><<<grid, 256, 0, s>>>(a, st.stencil_rows.data(), st.stencil_table.data(),
-                                                                     st.stencil_patterns, static_cast<int>(st.stencil_table.size()), x, y);
+            stencil_variant_kernel<Scan, Unroll><<<grid, 256, 0, s>>>(a, st.pattern_of_row.data(), st.table.data(),
+                                                                     st.patterns, static_cast<int>(st.table.size()), x, y);
             GPUKIT_CHECK_LAUNCH();
           },
           false, "scalar"};
@@ -381,13 +380,13 @@ stencil_staged_kernel(sparse::csr_view<V, I> a, const std::uint8_t* __restrict__
 
 template <int Threads, int RPT>
 variant stencil_staged_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, int per_sm) {
-  const auto& st = plan.state();
+  const auto& st = std::get<sparse::detail::stencil_state>(plan.state().algorithm);
   const auto a = plan.matrix();
   int max_len = 0;
   {
-    std::vector<std::int32_t> t(st.stencil_table.size());
-    GPUKIT_CUDA_CHECK(cudaMemcpy(t.data(), st.stencil_table.data(), 4 * t.size(), cudaMemcpyDeviceToHost));
-    for (int p = 0; p < st.stencil_patterns; ++p) max_len = std::max(max_len, t[static_cast<std::size_t>(p) + 1] - t[static_cast<std::size_t>(p)]);
+    std::vector<std::int32_t> t(st.table.size());
+    GPUKIT_CUDA_CHECK(cudaMemcpy(t.data(), st.table.data(), 4 * t.size(), cudaMemcpyDeviceToHost));
+    for (int p = 0; p < st.patterns; ++p) max_len = std::max(max_len, t[static_cast<std::size_t>(p) + 1] - t[static_cast<std::size_t>(p)]);
   }
   const int smem = Threads * RPT * max_len * static_cast<int>(sizeof(V));
   const std::int64_t tiles = (a.rows + Threads * RPT - 1) / (Threads * RPT);
@@ -396,8 +395,8 @@ variant stencil_staged_variant(const sparse::spmv_plan<V, I>& plan, const V* x, 
               std::to_string(per_sm) + " blocks/SM",
           [=, &st](cudaStream_t s) {
             stencil_staged_kernel<Threads, RPT><<<grid, Threads, smem, s>>>(
-                a, st.stencil_rows.data(), st.stencil_table.data(), st.stencil_patterns,
-                static_cast<int>(st.stencil_table.size()), max_len, x, y);
+                a, st.pattern_of_row.data(), st.table.data(), st.patterns,
+                static_cast<int>(st.table.size()), max_len, x, y);
             GPUKIT_CHECK_LAUNCH();
           },
           false, "scalar"};

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <string>
 
+#include "instantiate.hpp"
+
 namespace sparse {
 
 template <class Value, class Index>
@@ -104,9 +106,7 @@ host_csr<Value, Index> device_csr<Value, Index>::download() const {
 #define SPARSE_CSR_INSTANTIATE(V, I) \
   template class host_csr<V, I>;     \
   template class device_csr<V, I>;
-SPARSE_CSR_INSTANTIATE(float, std::int32_t)
-SPARSE_CSR_INSTANTIATE(float, std::int64_t)
-SPARSE_CSR_INSTANTIATE(double, std::int32_t)
-SPARSE_CSR_INSTANTIATE(double, std::int64_t)
+SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_CSR_INSTANTIATE)
+#undef SPARSE_CSR_INSTANTIATE
 
 }  // namespace sparse

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "instantiate.hpp"
+
 namespace sparse {
 namespace {
 
@@ -240,57 +242,54 @@ host_csr<Value, Index> generate(const generate_params& p) {
   throw std::invalid_argument("generate: unknown matrix class");
 }
 
-template <class Value, class Index>
-host_csr<Value, Index> generate_laplace_2d(std::int64_t n) {
+namespace {
+
+generate_params grid_params(matrix_class kind, std::int64_t n) {
   generate_params p;
-  p.kind = matrix_class::laplace_2d;
+  p.kind = kind;
   p.n = n;
-  return generate<Value, Index>(p);
+  return p;
 }
-template <class Value, class Index>
-host_csr<Value, Index> generate_laplace_3d(std::int64_t n) {
+
+generate_params random_params(matrix_class kind, std::int64_t rows, std::int64_t cols, std::int64_t k) {
   generate_params p;
-  p.kind = matrix_class::laplace_3d;
-  p.n = n;
-  return generate<Value, Index>(p);
-}
-template <class Value, class Index>
-host_csr<Value, Index> generate_random_k(std::int64_t rows, std::int64_t cols, std::int64_t k, std::uint64_t seed) {
-  generate_params p;
-  p.kind = matrix_class::random_k;
+  p.kind = kind;
   p.rows = rows;
   p.cols = cols;
   p.k = k;
+  return p;
+}
+
+}  // namespace
+
+template <class Value, class Index>
+host_csr<Value, Index> generate_laplace_2d(std::int64_t n) {
+  return generate<Value, Index>(grid_params(matrix_class::laplace_2d, n));
+}
+template <class Value, class Index>
+host_csr<Value, Index> generate_laplace_3d(std::int64_t n) {
+  return generate<Value, Index>(grid_params(matrix_class::laplace_3d, n));
+}
+template <class Value, class Index>
+host_csr<Value, Index> generate_random_k(std::int64_t rows, std::int64_t cols, std::int64_t k, std::uint64_t seed) {
+  generate_params p = random_params(matrix_class::random_k, rows, cols, k);
   p.seed = seed;
   return generate<Value, Index>(p);
 }
 template <class Value, class Index>
 host_csr<Value, Index> generate_power_law(std::int64_t rows, std::int64_t cols, std::uint64_t seed, std::int64_t max_length) {
-  generate_params p;
-  p.kind = matrix_class::power_law;
-  p.rows = rows;
-  p.cols = cols;
+  generate_params p = random_params(matrix_class::power_law, rows, cols, 0);
   p.seed = seed;
   p.max_length = max_length;
   return generate<Value, Index>(p);
 }
 
 std::vector<benchmark_matrix> benchmark_matrices(bool quick) {
-  auto grid = [](const char* name, matrix_class kind, std::int64_t n) {
-    benchmark_matrix m{name, {}};
-    m.params.kind = kind;
-    m.params.n = n;
-    return m;
-  };
+  auto grid = [](const char* name, matrix_class kind, std::int64_t n) { return benchmark_matrix{name, grid_params(kind, n)}; };
   auto rnd = [](const char* name, matrix_class kind, std::int64_t rows, std::int64_t cols, std::int64_t k) {
-    benchmark_matrix m{name, {}};
-    m.params.kind = kind;
-    m.params.rows = rows;
-    m.params.cols = cols;
-    m.params.k = k;
-    return m;
+    return benchmark_matrix{name, random_params(kind, rows, cols, k)};
   };
-  // Full sizes are the ANCHORS of the issue; quick sizes keep the same shape with ~10x fewer entries.
+  // Full sizes are the benchmark anchors; quick sizes keep the same shape with ~10x fewer entries.
   const std::int64_t s = quick ? 10 : 1;
   std::vector<benchmark_matrix> v;
   v.push_back(grid("laplace2d", matrix_class::laplace_2d, quick ? 648 : 2048));
@@ -310,9 +309,7 @@ std::vector<benchmark_matrix> benchmark_matrices(bool quick) {
   template host_csr<V, I> generate_laplace_3d<V, I>(std::int64_t);                                    \
   template host_csr<V, I> generate_random_k<V, I>(std::int64_t, std::int64_t, std::int64_t, std::uint64_t); \
   template host_csr<V, I> generate_power_law<V, I>(std::int64_t, std::int64_t, std::uint64_t, std::int64_t);
-SPARSE_GEN_INSTANTIATE(float, std::int32_t)
-SPARSE_GEN_INSTANTIATE(float, std::int64_t)
-SPARSE_GEN_INSTANTIATE(double, std::int32_t)
-SPARSE_GEN_INSTANTIATE(double, std::int64_t)
+SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_GEN_INSTANTIATE)
+#undef SPARSE_GEN_INSTANTIATE
 
 }  // namespace sparse

@@ -14,6 +14,7 @@
 
 #include "file_util.hpp"
 #include "gpukit/hdf5_handle.hpp"
+#include "instantiate.hpp"
 
 namespace sparse {
 namespace {
@@ -343,10 +344,8 @@ void write_hdf5(const std::string& path, const host_csr<Value, Index>& a, const 
 #define SPARSE_H5_INSTANTIATE(V, I)                                                             \
   template host_csr<V, I> read_hdf5<V, I>(const std::string&, const std::string&);              \
   template void write_hdf5<V, I>(const std::string&, const host_csr<V, I>&, const hdf5_write_options<V>&);
-SPARSE_H5_INSTANTIATE(float, std::int32_t)
-SPARSE_H5_INSTANTIATE(float, std::int64_t)
-SPARSE_H5_INSTANTIATE(double, std::int32_t)
-SPARSE_H5_INSTANTIATE(double, std::int64_t)
+SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_H5_INSTANTIATE)
+#undef SPARSE_H5_INSTANTIATE
 template std::optional<std::vector<float>> read_hdf5_vector<float>(const std::string&, const std::string&);
 template std::optional<std::vector<double>> read_hdf5_vector<double>(const std::string&, const std::string&);
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "instantiate.hpp"
+
 namespace sparse {
 
 file_format format_of(const std::string& path) {
@@ -37,9 +39,7 @@ void write_matrix(const std::string& path, const host_csr<Value, Index>& a, cons
 #define SPARSE_IO_INSTANTIATE(V, I)                                   \
   template host_csr<V, I> read_matrix<V, I>(const std::string&);      \
   template void write_matrix<V, I>(const std::string&, const host_csr<V, I>&, const std::string&);
-SPARSE_IO_INSTANTIATE(float, std::int32_t)
-SPARSE_IO_INSTANTIATE(float, std::int64_t)
-SPARSE_IO_INSTANTIATE(double, std::int32_t)
-SPARSE_IO_INSTANTIATE(double, std::int64_t)
+SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_IO_INSTANTIATE)
+#undef SPARSE_IO_INSTANTIATE
 
 }  // namespace sparse

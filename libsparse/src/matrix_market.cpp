@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "file_util.hpp"
+#include "instantiate.hpp"
 
 namespace sparse {
 namespace detail {
@@ -200,73 +201,87 @@ void write_text(const std::string& path, const std::string& text) {
   pf.commit();
 }
 
-}  // namespace
+/// The size line of a coordinate file, checked against Index and against the bytes that follow.
+struct coordinate_size {
+  std::int64_t rows = 0, cols = 0, entries = 0;
+  bool mirrored = false;  ///< symmetric or skew-symmetric storage: off-diagonal entries stand for two
+  std::int64_t max_entries() const { return mirrored ? 2 * entries : entries; }
+};
 
-template <class Value, class Index>
-host_csr<Value, Index> read_matrix_market(const std::string& path) {
-  const std::string text = detail::read_file(path);
-  line_reader in(path, text);
-  const banner b = read_banner(in);
-  if (!b.coordinate)
-    in.fail("array format holds a dense matrix or vector: use read_matrix_market_vector, or store the matrix "
-            "in coordinate format");
+template <class Index>
+coordinate_size read_size_line(line_reader& in, const banner& b) {
   std::string_view line;
   if (!in.next_data(line)) in.fail("file ends before the size line 'rows cols entries'");
   std::array<std::string_view, 4> t;
   if (split(line, t) != 3) in.fail("size line: expected 'rows cols entries'");
-  const std::int64_t rows = parse_int(in, t[0], "rows"), cols = parse_int(in, t[1], "cols"),
-                     entries = parse_int(in, t[2], "entries");
-  if (rows < 0 || cols < 0 || entries < 0)
-    in.fail("size line: negative size " + std::to_string(rows) + " " + std::to_string(cols) + " " + std::to_string(entries));
+  coordinate_size z;
+  z.rows = parse_int(in, t[0], "rows");
+  z.cols = parse_int(in, t[1], "cols");
+  z.entries = parse_int(in, t[2], "entries");
+  if (z.rows < 0 || z.cols < 0 || z.entries < 0)
+    in.fail("size line: negative size " + std::to_string(z.rows) + " " + std::to_string(z.cols) + " " + std::to_string(z.entries));
   // row_ptr holds rows + 1 entries and the largest column index is cols - 1.
-  check_fits<Index>(in, rows, "rows");
-  check_fits<Index>(in, cols, "cols");
-  const bool mirrored = b.symmetry != symmetry_kind::general;
-  if (mirrored && rows != cols) in.fail("symmetric storage needs a square matrix, size is " + std::to_string(rows) + " x " + std::to_string(cols));
+  check_fits<Index>(in, z.rows, "rows");
+  check_fits<Index>(in, z.cols, "cols");
+  z.mirrored = b.symmetry != symmetry_kind::general;
+  if (z.mirrored && z.rows != z.cols)
+    in.fail("symmetric storage needs a square matrix, size is " + std::to_string(z.rows) + " x " + std::to_string(z.cols));
   // Each entry takes at least 4 bytes ("1 1\n"): a count past that is a wrong header or a truncated
   // file, and is reported before anything is allocated for it.
-  if (static_cast<std::uint64_t>(entries) > in.bytes_left() / 4 + 1)
-    in.fail("declares " + std::to_string(entries) + " entries but only " + std::to_string(in.bytes_left()) +
+  if (static_cast<std::uint64_t>(z.entries) > in.bytes_left() / 4 + 1)
+    in.fail("declares " + std::to_string(z.entries) + " entries but only " + std::to_string(in.bytes_left()) +
             " bytes follow (truncated file or wrong count)");
-  const std::int64_t max_entries = mirrored ? 2 * entries : entries;
-  check_fits<Index>(in, max_entries, "entries");
+  check_fits<Index>(in, z.max_entries(), "entries");
+  return z;
+}
 
-  std::vector<std::int64_t> ri, ci;
-  std::vector<double> vi;
+/// The entries as 0-based triplets, symmetric storage expanded (negated for skew-symmetric).
+struct triplets {
+  std::vector<std::int64_t> rows, cols;
+  std::vector<double> values;
+  void add(std::int64_t i, std::int64_t j, double v) {
+    rows.push_back(i);
+    cols.push_back(j);
+    values.push_back(v);
+  }
+};
+
+triplets read_entries(line_reader& in, const banner& b, const coordinate_size& z) {
+  triplets t;
   try {
-    ri.reserve(static_cast<std::size_t>(max_entries));
-    ci.reserve(static_cast<std::size_t>(max_entries));
-    vi.reserve(static_cast<std::size_t>(max_entries));
+    t.rows.reserve(static_cast<std::size_t>(z.max_entries()));
+    t.cols.reserve(static_cast<std::size_t>(z.max_entries()));
+    t.values.reserve(static_cast<std::size_t>(z.max_entries()));
   } catch (const std::bad_alloc&) {
-    in.fail("cannot allocate memory for " + std::to_string(max_entries) + " entries");
+    in.fail("cannot allocate memory for " + std::to_string(z.max_entries()) + " entries");
   }
   const std::size_t want = b.field == field_kind::pattern ? 2 : 3;
   std::array<std::string_view, 4> e;
-  for (std::int64_t k = 0; k < entries; ++k) {
+  std::string_view line;
+  for (std::int64_t k = 0; k < z.entries; ++k) {
     if (!in.next_data(line))
-      in.fail("file ends after " + std::to_string(k) + " of " + std::to_string(entries) + " entries (truncated?)");
+      in.fail("file ends after " + std::to_string(k) + " of " + std::to_string(z.entries) + " entries (truncated?)");
     const std::size_t n = split(line, e);
     if (n != want)
       in.fail("entry " + std::to_string(k + 1) + ": expected " + std::to_string(want) + " fields, found " + std::to_string(n));
     const std::int64_t i = parse_int(in, e[0], "row index"), j = parse_int(in, e[1], "column index");
-    if (i < 1 || i > rows) in.fail("row index " + std::to_string(i) + " out of range 1.." + std::to_string(rows));
-    if (j < 1 || j > cols) in.fail("column index " + std::to_string(j) + " out of range 1.." + std::to_string(cols));
+    if (i < 1 || i > z.rows) in.fail("row index " + std::to_string(i) + " out of range 1.." + std::to_string(z.rows));
+    if (j < 1 || j > z.cols) in.fail("column index " + std::to_string(j) + " out of range 1.." + std::to_string(z.cols));
     const double v = b.field == field_kind::pattern ? 1.0 : parse_value(in, e[2]);
     if (b.symmetry == symmetry_kind::skew && i == j)
       in.fail("skew-symmetric matrix stores a diagonal entry (" + std::to_string(i) + ", " + std::to_string(j) + ")");
-    ri.push_back(i - 1);
-    ci.push_back(j - 1);
-    vi.push_back(v);
-    if (mirrored && i != j) {
-      ri.push_back(j - 1);
-      ci.push_back(i - 1);
-      vi.push_back(b.symmetry == symmetry_kind::skew ? -v : v);
-    }
+    t.add(i - 1, j - 1, v);
+    if (z.mirrored && i != j) t.add(j - 1, i - 1, b.symmetry == symmetry_kind::skew ? -v : v);
   }
-  while (in.next_data(line)) in.fail("more entries than the " + std::to_string(entries) + " declared");
+  while (in.next_data(line)) in.fail("more entries than the " + std::to_string(z.entries) + " declared");
+  return t;
+}
 
-  // Triplets -> CSR: count per row, scatter, then sort each row by column and sum duplicates.
-  const std::size_t nt = ri.size();
+/// Triplets -> CSR: count per row, scatter, then sort each row by column and sum duplicates (in double,
+/// rounded once to Value).
+template <class Value, class Index>
+host_csr<Value, Index> triplets_to_csr(const std::string& path, std::int64_t rows, std::int64_t cols, triplets t) {
+  const std::size_t nt = t.rows.size();
   std::vector<std::int64_t> start;
   std::vector<Index> row_ptr;
   try {  // rows is only bounded by the index type: 10^15 empty rows is a valid header but not a matrix we can hold
@@ -275,17 +290,12 @@ host_csr<Value, Index> read_matrix_market(const std::string& path) {
   } catch (const std::exception&) {
     throw io_error(path + ": cannot allocate row pointers for rows = " + std::to_string(rows));
   }
-  for (std::size_t k = 0; k < nt; ++k) ++start[static_cast<std::size_t>(ri[k]) + 1];
+  for (std::size_t k = 0; k < nt; ++k) ++start[static_cast<std::size_t>(t.rows[k]) + 1];
   for (std::int64_t r = 0; r < rows; ++r) start[static_cast<std::size_t>(r) + 1] += start[static_cast<std::size_t>(r)];
   std::vector<std::pair<std::int64_t, double>> slot(nt);
-  {
-    std::vector<std::int64_t> fill(start.begin(), start.end() - 1);
-    for (std::size_t k = 0; k < nt; ++k)
-      slot[static_cast<std::size_t>(fill[static_cast<std::size_t>(ri[k])]++)] = {ci[k], vi[k]};
-  }
-  ri = {};
-  ci = {};
-  vi = {};
+  std::vector<std::int64_t> fill(start.begin(), start.end() - 1);
+  for (std::size_t k = 0; k < nt; ++k) slot[static_cast<std::size_t>(fill[static_cast<std::size_t>(t.rows[k])]++)] = {t.cols[k], t.values[k]};
+  t = {};
   std::vector<Index> col_idx;
   std::vector<Value> values;
   col_idx.reserve(nt);
@@ -296,7 +306,7 @@ host_csr<Value, Index> read_matrix_market(const std::string& path) {
     std::sort(first, last, [](const auto& a, const auto& c) { return a.first < c.first; });
     for (auto it = first; it != last;) {
       const std::int64_t c = it->first;
-      double sum = 0;  // duplicates summed in double, rounded once to Value
+      double sum = 0;
       for (; it != last && it->first == c; ++it) sum += it->second;
       col_idx.push_back(static_cast<Index>(c));
       values.push_back(static_cast<Value>(sum));
@@ -304,6 +314,20 @@ host_csr<Value, Index> read_matrix_market(const std::string& path) {
     row_ptr[static_cast<std::size_t>(r) + 1] = static_cast<Index>(col_idx.size());
   }
   return host_csr<Value, Index>(rows, cols, std::move(row_ptr), std::move(col_idx), std::move(values));
+}
+
+}  // namespace
+
+template <class Value, class Index>
+host_csr<Value, Index> read_matrix_market(const std::string& path) {
+  const std::string text = detail::read_file(path);
+  line_reader in(path, text);
+  const banner b = read_banner(in);
+  if (!b.coordinate)
+    in.fail("array format holds a dense matrix or vector: use read_matrix_market_vector, or store the matrix "
+            "in coordinate format");
+  const coordinate_size z = read_size_line<Index>(in, b);
+  return triplets_to_csr<Value, Index>(path, z.rows, z.cols, read_entries(in, b, z));
 }
 
 template <class Value, class Index>
@@ -386,10 +410,8 @@ void write_matrix_market_vector(const std::string& path, const std::vector<Value
 #define SPARSE_MM_INSTANTIATE(V, I)                                                        \
   template host_csr<V, I> read_matrix_market<V, I>(const std::string&);                    \
   template void write_matrix_market<V, I>(const std::string&, const host_csr<V, I>&, const std::string&);
-SPARSE_MM_INSTANTIATE(float, std::int32_t)
-SPARSE_MM_INSTANTIATE(float, std::int64_t)
-SPARSE_MM_INSTANTIATE(double, std::int32_t)
-SPARSE_MM_INSTANTIATE(double, std::int64_t)
+SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_MM_INSTANTIATE)
+#undef SPARSE_MM_INSTANTIATE
 template std::vector<float> read_matrix_market_vector<float>(const std::string&);
 template std::vector<double> read_matrix_market_vector<double>(const std::string&);
 template void write_matrix_market_vector<float>(const std::string&, const std::vector<float>&, const std::string&);

@@ -21,7 +21,4 @@ struct csr_view {
 
 static_assert(std::is_trivially_copyable_v<csr_view<float, std::int32_t>>);
 
-/// Library version, "major.minor.patch".
-const char* version();
-
 }  // namespace sparse

@@ -95,8 +95,8 @@ struct row_stats {
 template <class Index>
 row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* row_ptr);
 
-/// The heuristic behind spmv_algorithm::automatic: every threshold lives here (see the comment above
-/// its definition in src/cuda/spmv_plan.cpp for the variants and where each wins).
+/// The heuristic behind spmv_algorithm::automatic: every threshold of the CSR choice lives here (see the
+/// comment above its definition in src/cuda/spmv_choice.cpp for the variants and where each wins).
 spmv_algorithm choose_algorithm(const row_stats& s);
 /// Lanes per row (2, 4, 8, 16 or 32) of the `vector` algorithm for these statistics.
 int choose_vector_width(const row_stats& s);
@@ -105,7 +105,8 @@ int choose_vector_width(const row_stats& s);
 bool windowed_pays(const row_stats& s, std::size_t value_bytes, int sm_count);
 
 namespace detail {
-struct spmv_plan_state;  // device workspace (row bins, tile list, partials); defined in src/cuda
+template <class Value>
+struct spmv_plan_state;  // the state of the plan's algorithm (one type per algorithm); defined in src/cuda
 }
 
 /// Everything one matrix needs for repeated SpMV: the device view, row statistics, the algorithm
@@ -146,28 +147,30 @@ public:
   spmv_algorithm algorithm() const noexcept { return algorithm_; }
   /// What the caller asked for (automatic or a forced algorithm).
   spmv_algorithm requested() const noexcept { return requested_; }
-  /// Lanes per row of the vector algorithm (meaningful when algorithm() == vector).
-  int vector_width() const noexcept { return vector_width_; }
+  /// Lanes per row of the vector algorithm when algorithm() == vector; 0 for the other algorithms.
+  int vector_width() const noexcept;
   const row_stats& stats() const noexcept { return stats_; }
   const csr_view<Value, Index>& matrix() const noexcept { return view_; }
-  const detail::spmv_plan_state& state() const noexcept { return *state_; }
+  const detail::spmv_plan_state<Value>& state() const noexcept { return *state_; }
   /// One line, e.g. "vector (16 lanes per row)", "stencil (9 row patterns, 33 offsets, 8 loads in flight)" or
   /// "adaptive (tiles: 2503 stream [18740 runs], 2252 warp [18016 rows], 122 block, 10 split rows in 50 chunks)".
   std::string describe() const;
 
 private:
   void build(const Index* host_row_ptr, int vector_width);
-  void build_windowed(const Index* host_row_ptr);
+  bool take_stencil(const Index* host_row_ptr);
+  bool take_windowed(const Index* host_row_ptr);
   csr_view<Value, Index> view_{};
   row_stats stats_{};
   spmv_algorithm requested_ = spmv_algorithm::automatic;
   spmv_algorithm algorithm_ = spmv_algorithm::scalar;
-  int vector_width_ = 32;
-  std::unique_ptr<detail::spmv_plan_state> state_;
+  std::unique_ptr<detail::spmv_plan_state<Value>> state_;
 };
 
 /// y = alpha * A * x + beta * y on the GPU with the plan's algorithm, stream-ordered (no host sync, no
-/// allocation). d_x has cols entries, d_y rows entries (device memory; they must not overlap).
+/// allocation). d_x has cols entries, d_y rows entries (device memory; they must not overlap). merge and
+/// adaptive plans keep per-call scratch (split rows' partials), so two calls of one plan must not run at
+/// the same time (use one stream, or order the streams).
 /// Deterministic (run to run on one GPU model); error bound as in the header comment.
 ///
 /// Example:
@@ -178,15 +181,16 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
           stream_t stream = nullptr);
 
 namespace reference {
-/// The CPU twin of sparse::spmv (same arguments, host memory): the Eigen backend (spmv_eigen), each row
-/// summed in Value by one thread in column order. Deterministic; error bound as above.
+/// The CPU twin of sparse::spmv (same arguments, host memory): the plain loop of spmv_reference, each
+/// row accumulated in double in column order and rounded once to Value. Deterministic; within the error
+/// bound above (tighter: gamma_{k+2}(double) S_i + u(Value) |y_i|). The Eigen backend is spmv_eigen.
 ///
 /// Example:
 ///   std::vector<float> y(a.rows());
 ///   sparse::reference::spmv(a, 1.0f, x.data(), 0.0f, y.data());
 template <class Value, class Index>
 void spmv(const host_csr<Value, Index>& a, Value alpha, const Value* x, Value beta, Value* y) {
-  spmv_eigen(a.view(), alpha, x, beta, y);
+  spmv_reference(a.view(), alpha, x, beta, y);
 }
 }  // namespace reference
 

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "gpukit/cuda_check.hpp"
+#include "instantiate.hpp"
 #include "sparse/spmv.hpp"
 
 // Every cuSPARSE call goes through this: a failure throws gpukit::cuda_error with the status name and
@@ -23,6 +24,8 @@
   } while (0)
 
 namespace sparse {
+
+const char* to_string(cusparse_algorithm a) { return a == cusparse_algorithm::alg1 ? "cusparse_alg1" : "cusparse_alg2"; }
 
 template <class Value, class Index>
 struct cusparse_spmv<Value, Index>::impl {
@@ -78,9 +81,8 @@ void cusparse_spmv<Value, Index>::run(Value alpha, Value beta, stream_t stream) 
                                      vt, m.alg, m.buffer));
 }
 
-template class cusparse_spmv<float, std::int32_t>;
-template class cusparse_spmv<float, std::int64_t>;
-template class cusparse_spmv<double, std::int32_t>;
-template class cusparse_spmv<double, std::int64_t>;
+#define SPARSE_CUSPARSE_INSTANTIATE(V, I) template class cusparse_spmv<V, I>;
+SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_CUSPARSE_INSTANTIATE)
+#undef SPARSE_CUSPARSE_INSTANTIATE
 
 }  // namespace sparse

@@ -1,11 +1,13 @@
-// Dispatch of sparse::spmv: grid sizing, the launch of the plan's algorithm, error checks.
+// Dispatch of sparse::spmv: one launch per call, of the kernel of the plan's algorithm, on the grid its
+// state and the matrix give; every launch is checked.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <variant>
 
 #include "gpukit/cuda_check.hpp"
 #include "gpukit/cuda_launch.hpp"
-#include "gpukit/cuda_launch.hpp"
+#include "instantiate.hpp"
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive.cuh"
 #include "spmv_merge.cuh"
@@ -15,24 +17,22 @@
 
 namespace sparse {
 namespace detail {
-
-int current_sm_count() {
-  int device = 0, sms = 0;
-  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
-  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
-int current_shared_per_sm() {
-  int device = 0, bytes = 0;
-  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
-  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-  return bytes;
-}
-
 namespace {
-using gpukit::launch;  // the driver's launch path (launch.hpp): 0.2-0.5 us less per call than <<<>>>
+
+using gpukit::launch;  // the driver's launch path (gpukit/cuda_launch.hpp): 0.2-0.5 us less per call than <<<>>>
 constexpr int block_threads = 256;
+
+/// The arguments of one call, and the plan's SM count.
+template <class Value, class Index>
+struct spmv_call {
+  csr_view<Value, Index> a;
+  Value alpha;
+  const Value* x;
+  Value beta;
+  Value* y;
+  int sms;
+  cudaStream_t stream;
+};
 
 // Grid for `items` work items of `per_block` each: enough blocks for every item, capped at 16 blocks of
 // 256 per SM (two full residencies of 8 blocks); grid-stride loops cover the rest.
@@ -50,27 +50,10 @@ int one_wave_grid(std::int64_t rows, int sm_count) {
   return static_cast<int>(std::min<std::int64_t>(grid_for(rows, block_threads, sm_count), wave));
 }
 
-// stencil on scalar's grid (one wave of resident blocks), its pattern table from the plan.
-template <int Unroll, class Value, class Index>
-void launch_stencil(const spmv_plan_state& st, const csr_view<Value, Index>& a, Value alpha, const Value* x, Value beta,
-                    Value* y, int sms, cudaStream_t s) {
-  launch<spmv_stencil_kernel<Unroll, Value, Index>>(one_wave_grid<spmv_stencil_kernel<Unroll, Value, Index>>(a.rows, sms),
-                                                    block_threads, s, a, st.stencil_rows.data(), st.stencil_table.data(),
-                                                    st.stencil_patterns, static_cast<int>(st.stencil_table.size()), alpha,
-                                                    x, beta, y);
-}
-
-template <bool Chunked, entry_load E, class Value, class Index>
-void launch_vector(int width, const csr_view<Value, Index>& a, Value alpha, const Value* x, Value beta, Value* y,
-                   int sms, cudaStream_t s) {
-  const int grid = grid_for(a.rows, block_threads / width, sms);
-  switch (width) {
-    case 2: launch<spmv_vector_kernel<2, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, s, a, alpha, x, beta, y); break;
-    case 4: launch<spmv_vector_kernel<4, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, s, a, alpha, x, beta, y); break;
-    case 8: launch<spmv_vector_kernel<8, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, s, a, alpha, x, beta, y); break;
-    case 16: launch<spmv_vector_kernel<16, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, s, a, alpha, x, beta, y); break;
-    default: launch<spmv_vector_kernel<32, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, s, a, alpha, x, beta, y); break;
-  }
+/// A kernel whose arguments are the call's (a, alpha, x, beta, y) and nothing else.
+template <auto Kernel, class Value, class Index>
+void launch_csr(dim3 grid, int threads, const spmv_call<Value, Index>& c) {
+  launch<Kernel>(grid, threads, c.stream, c.a, c.alpha, c.x, c.beta, c.y);
 }
 
 // block_per_row: 256 threads per row (about 4 entries per thread for 1000-entry rows), a block per row
@@ -78,31 +61,125 @@ void launch_vector(int width, const csr_view<Value, Index>& a, Value alpha, cons
 // 150.1-150.2 us, against 154.0-154.5 for 128 threads and at most 16 blocks per SM, 152.9-153.2 for one
 // wave of 256-thread blocks, and ALG1's 151.1 (bench/experiments/spmv_variants.cu).
 constexpr int row_block_threads = 256;
+// warp_stream: 32 rows per warp, 8 warps per block; 256 staged entries per warp (8 per row: the
+// Laplacians' 5-7 and random2 fit), 8 KB per block for float, so L1 keeps most of its 256 KB.
 constexpr int warp_stream_entries = 256;
+
+/// The row kernels, which need nothing but the matrix: `algorithm` says which.
+template <class Value, class Index>
+void run(const csr_state&, spmv_algorithm algorithm, const spmv_call<Value, Index>& c) {
+  const std::int64_t rows = c.a.rows;
+  switch (algorithm) {
+    case spmv_algorithm::scalar:
+      // One wave of resident blocks, each thread grid-striding over ~rows / (wave x 256) rows: on an
+      // H200 the Laplacians ran 2-4 % faster than with two waves (16 blocks per SM) and 7-16 % faster
+      // than with a block per 256 rows (bench/experiments/spmv_variants.cu).
+      launch_csr<spmv_scalar_kernel<Value, Index>>(one_wave_grid<spmv_scalar_kernel<Value, Index>>(rows, c.sms),
+                                                   block_threads, c);
+      break;
+    case spmv_algorithm::shared_cached:
+      launch_csr<spmv_shared_cached_kernel<block_threads, Value, Index>>(grid_for(rows, block_threads, c.sms),
+                                                                         block_threads, c);
+      break;
+    case spmv_algorithm::warp_per_row:
+      launch_csr<spmv_warp_per_row_kernel<Value, Index>>(grid_for(rows, block_threads / 32, c.sms), block_threads, c);
+      break;
+    case spmv_algorithm::warp_stream:
+      launch_csr<spmv_warp_stream_kernel<warp_stream_entries, Value, Index>>(grid_for(rows, block_threads, c.sms),
+                                                                             block_threads, c);
+      break;
+    case spmv_algorithm::block_per_row:
+      launch_csr<spmv_block_per_row_kernel<row_block_threads, gather::l2_only, Value, Index>>(
+          static_cast<unsigned>(std::min<std::int64_t>(rows, 0x7fffffff)), row_block_threads, c);
+      break;
+    default: break;  // the other algorithms have their own state types
+  }
+}
+
+template <bool Chunked, entry_load E, class Value, class Index>
+void launch_vector(int width, const spmv_call<Value, Index>& c) {
+  const int grid = grid_for(c.a.rows, block_threads / width, c.sms);
+  switch (width) {
+    case 2: launch_csr<spmv_vector_kernel<2, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, c); break;
+    case 4: launch_csr<spmv_vector_kernel<4, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, c); break;
+    case 8: launch_csr<spmv_vector_kernel<8, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, c); break;
+    case 16: launch_csr<spmv_vector_kernel<16, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, c); break;
+    default: launch_csr<spmv_vector_kernel<32, Chunked, E, gather::ldg, Value, Index>>(grid, block_threads, c); break;
+  }
+}
+
+template <class Value, class Index>
+void run(const vector_state& st, spmv_algorithm, const spmv_call<Value, Index>& c) {
+  if (st.chunked) launch_vector<true, entry_load::cached>(st.width, c);
+  else if (st.streaming) launch_vector<false, entry_load::streaming>(st.width, c);
+  else launch_vector<false, entry_load::cached>(st.width, c);
+}
+
+// stencil on scalar's grid (one wave of resident blocks), its pattern table from the plan.
+template <int Unroll, class Value, class Index>
+void launch_stencil(const stencil_state& st, const spmv_call<Value, Index>& c) {
+  constexpr auto kernel = spmv_stencil_kernel<Unroll, Value, Index>;
+  launch<kernel>(one_wave_grid<kernel>(c.a.rows, c.sms), block_threads, c.stream, c.a, st.pattern_of_row.data(),
+                 st.table.data(), st.patterns, static_cast<int>(st.table.size()), c.alpha, c.x, c.beta, c.y);
+}
+
+template <class Value, class Index>
+void run(const stencil_state& st, spmv_algorithm, const spmv_call<Value, Index>& c) {
+  // All loads of a row at once where rows hold <= 8.
+  if (st.unrolled) launch_stencil<stencil_unrolled_row>(st, c);
+  else launch_stencil<0>(st, c);
+}
 
 // windowed: a block per 16 warps of the layout, their slot sums in dynamic shared memory (up to 96 KB,
 // hence the opt-in). The L1/shared split is the kernel's attribute: just the shared memory two blocks
 // need, the rest stays L1 for the windows of x. Plans differ, so it is set when it changes (per device;
 // a host call costs microseconds that the timing of a ~200 us call would see).
-template <bool Slots, class Value>
-void launch_windowed(const spmv_plan_state& st, Value alpha, const Value* x, Value beta, Value* y, cudaStream_t s) {
+template <bool Slots, class Value, class Index>
+void launch_windowed(const windowed_state<Value>& st, const spmv_call<Value, Index>& c) {
   auto* kernel = spmv_windowed_kernel<windowed_unroll, Slots, Value>;
-  const int smem = st.windowed_block_slots * static_cast<int>(sizeof(Value));
+  const int smem = st.block_slots * static_cast<int>(sizeof(Value));
   static std::atomic<int> carveout_set[64];  // 0: not yet opted in; else carveout + 1
-  int device = 0;
-  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
+  const int device = gpukit::current_device();
   const int carveout = std::min(100, (2 * (smem + 1024) * 100 + st.shared_per_sm - 1) / std::max(1, st.shared_per_sm));
   if (carveout_set[device & 63].load(std::memory_order_relaxed) != carveout + 1) {
-    GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 << 10));
+    GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, windowed_max_shared_bytes));
     GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
     carveout_set[device & 63].store(carveout + 1, std::memory_order_relaxed);
   }
-  const auto blocks = (st.windowed_warps + windowed_warps_per_block - 1) / windowed_warps_per_block;
-  kernel<<<static_cast<unsigned>(blocks), windowed_threads, static_cast<std::size_t>(smem), s>>>(
-      st.windowed_packed.data(), reinterpret_cast<const Value*>(st.windowed_values.data()), st.windowed_warp_begin.data(),
-      st.windowed_warp_row0.data(), st.windowed_warp_slot0.data(), st.windowed_row_slot.data(), st.windowed_warps, alpha,
-      x, beta, y);
-  GPUKIT_CUDA_CHECK(cudaGetLastError());
+  const auto blocks = (st.warps + windowed_warps_per_block - 1) / windowed_warps_per_block;
+  kernel<<<static_cast<unsigned>(blocks), windowed_threads, static_cast<std::size_t>(smem), c.stream>>>(
+      st.packed.data(), st.values.data(), st.warp_begin.data(), st.warp_row0.data(), st.warp_slot0.data(),
+      st.row_slot.data(), st.warps, c.alpha, c.x, c.beta, c.y);
+  GPUKIT_CHECK_LAUNCH();
+}
+
+template <class Value, class Index>
+void run(const windowed_state<Value>& st, spmv_algorithm, const spmv_call<Value, Index>& c) {
+  if (st.row_slot.size() > 0) launch_windowed<true>(st, c);
+  else launch_windowed<false>(st, c);
+}
+
+// One block per merge tile (the plan checks the count fits gridDim.x); rows crossing a block boundary
+// are finished inside the same launch by the block that writes their last part.
+template <class Value, class Index>
+void run(const merge_state<Value>& st, spmv_algorithm, const spmv_call<Value, Index>& c) {
+  launch<spmv_merge_kernel<Value, Index>>(static_cast<unsigned>(st.partition.blocks.size() - 1), merge_threads,
+                                          c.stream, c.a, c.alpha, c.x, c.beta, c.y, st.blocks.data(),
+                                          st.split.partials.data(), st.split.rows.data(), st.split.arrivals.data());
+}
+
+// One block per tile (the plan checks that the tile count fits gridDim.x). Entries are read once
+// (coalesced in every tile kind), so they skip L1 and are first out of L2: x keeps both caches
+// (powerlaw on an H200: 62.3-62.4 us against 64.6-64.7 with plain loads; bench/experiments).
+// Registers capped for 8 resident blocks per SM (32 instead of 39: 88 % of warps active instead of
+// 66 %): powerlaw 59.0-59.2 us against 61.3-61.8 (ALG1 58.8). Medium rows grouped longest first
+// (warp_row_order): 57.4-57.9 us against 59.1-59.3 in row order (ALG1 58.7).
+template <class Value, class Index>
+void run(const adaptive_state<Value>& st, spmv_algorithm, const spmv_call<Value, Index>& c) {
+  launch<spmv_adaptive_kernel<entry_load::once, gather::ldg, 8, Value, Index>>(
+      static_cast<unsigned>(st.partition.tiles.size()), tile_threads, c.stream, c.a, c.alpha, c.x, c.beta, c.y,
+      st.tiles.data(), st.segments.data(), st.warp_rows.data(), st.split.partials.data(), st.split.rows.data(),
+      st.split.arrivals.data());
 }
 
 }  // namespace
@@ -110,86 +187,14 @@ void launch_windowed(const spmv_plan_state& st, Value alpha, const Value* x, Val
 
 template <class Value, class Index>
 void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Value beta, Value* d_y, stream_t stream) {
-  const csr_view<Value, Index>& a = plan.matrix();
-  if (a.rows == 0) return;
-  const auto& st = plan.state();
-  const int sms = st.sm_count;
-  const cudaStream_t s = stream;
-  using namespace detail;
-  switch (plan.algorithm()) {
-    case spmv_algorithm::scalar: {
-      // One wave of resident blocks, each thread grid-striding over ~rows / (wave x 256) rows: on an
-      // H200 the Laplacians ran 2-4 % faster than with two waves (16 blocks per SM) and 7-16 % faster
-      // than with a block per 256 rows (bench/experiments/spmv_variants.cu).
-      launch<spmv_scalar_kernel<Value, Index>>(one_wave_grid<spmv_scalar_kernel<Value, Index>>(a.rows, sms), block_threads,
-                                               s, a, alpha, d_x, beta, d_y);
-      break;
-    }
-    case spmv_algorithm::stencil:
-      // All loads of a row at once where rows hold <= 8.
-      if (st.stencil_unrolled) launch_stencil<8>(st, a, alpha, d_x, beta, d_y, sms, s);
-      else launch_stencil<0>(st, a, alpha, d_x, beta, d_y, sms, s);
-      break;
-    case spmv_algorithm::windowed:
-      if (st.windowed_row_slot.size() > 0) launch_windowed<true>(st, alpha, d_x, beta, d_y, s);
-      else launch_windowed<false>(st, alpha, d_x, beta, d_y, s);
-      break;
-    case spmv_algorithm::shared_cached:
-      launch<spmv_shared_cached_kernel<block_threads, Value, Index>>(grid_for(a.rows, block_threads, sms), block_threads, s,
-                                                                      a, alpha, d_x, beta, d_y);
-      break;
-    case spmv_algorithm::warp_per_row:
-      launch<spmv_warp_per_row_kernel<Value, Index>>(grid_for(a.rows, block_threads / 32, sms), block_threads, s, a, alpha,
-                                                     d_x, beta, d_y);
-      break;
-    case spmv_algorithm::vector:
-      if (st.vector_chunked) launch_vector<true, entry_load::cached>(plan.vector_width(), a, alpha, d_x, beta, d_y, sms, s);
-      else if (st.vector_streaming) launch_vector<false, entry_load::streaming>(plan.vector_width(), a, alpha, d_x, beta, d_y, sms, s);
-      else launch_vector<false, entry_load::cached>(plan.vector_width(), a, alpha, d_x, beta, d_y, sms, s);
-      break;
-    case spmv_algorithm::warp_stream:
-      // 32 rows per warp, 8 warps per block; 256 staged entries per warp (8 per row: the Laplacians'
-      // 5-7 and random2 fit), 8 KB per block for float, so L1 keeps most of its 256 KB.
-      launch<spmv_warp_stream_kernel<warp_stream_entries, Value, Index>>(grid_for(a.rows, block_threads, sms), block_threads,
-                                                                         s, a, alpha, d_x, beta, d_y);
-      break;
-    case spmv_algorithm::block_per_row:
-      launch<spmv_block_per_row_kernel<row_block_threads, gather::l2_only, Value, Index>>(
-          static_cast<unsigned>(std::min<std::int64_t>(a.rows, 0x7fffffff)), row_block_threads, s, a, alpha, d_x, beta, d_y);
-      break;
-    case spmv_algorithm::merge: {
-      // One block per merge tile (the plan checks the count fits gridDim.x); rows crossing a block
-      // boundary are finished inside the same launch by the block that writes their last part.
-      auto* partials = reinterpret_cast<Value*>(const_cast<double*>(st.partials.data()));
-      launch<spmv_merge_kernel<Value, Index>>(static_cast<unsigned>(st.merge.blocks.size() - 1), merge_threads, s, a, alpha,
-                                              d_x, beta, d_y, st.merge_blocks.data(), partials, st.split_rows.data(),
-                                              const_cast<int*>(st.split_arrivals.data()));
-      break;
-    }
-    case spmv_algorithm::adaptive:
-    case spmv_algorithm::automatic: {  // automatic never reaches here (resolved in the plan)
-      const auto& part = st.partition;
-      auto* partials = reinterpret_cast<Value*>(const_cast<double*>(st.partials.data()));
-      // One block per tile (the plan checks that the tile count fits gridDim.x). Entries are read once
-      // (coalesced in every tile kind), so they skip L1 and are first out of L2: x keeps both caches
-      // (powerlaw on an H200: 62.3-62.4 us against 64.6-64.7 with plain loads; bench/experiments).
-      // Registers capped for 8 resident blocks per SM (32 instead of 39: 88 % of warps active instead of
-      // 66 %): powerlaw 59.0-59.2 us against 61.3-61.8 (ALG1 58.8). Medium rows grouped longest first
-      // (warp_row_order): 57.4-57.9 us against 59.1-59.3 in row order (ALG1 58.7).
-      launch<spmv_adaptive_kernel<entry_load::once, gather::ldg, 8, Value, Index>>(
-          static_cast<unsigned>(part.tiles.size()), tile_threads, s, a, alpha, d_x, beta, d_y, st.tiles.data(),
-          st.segments.data(), st.warp_rows.data(), partials, st.split_rows.data(), const_cast<int*>(st.split_arrivals.data()));
-      break;
-    }
-  }
+  if (plan.matrix().rows == 0) return;
+  const detail::spmv_call<Value, Index> call{plan.matrix(), alpha, d_x, beta, d_y, plan.state().sm_count, stream};
+  std::visit([&](const auto& st) { detail::run(st, plan.algorithm(), call); }, plan.state().algorithm);
 }
 
 #define SPARSE_SPMV_INSTANTIATE(V, I) \
   template void spmv<V, I>(const spmv_plan<V, I>&, V, const V*, V, V*, stream_t);
-SPARSE_SPMV_INSTANTIATE(float, std::int32_t)
-SPARSE_SPMV_INSTANTIATE(float, std::int64_t)
-SPARSE_SPMV_INSTANTIATE(double, std::int32_t)
-SPARSE_SPMV_INSTANTIATE(double, std::int64_t)
+SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_SPMV_INSTANTIATE)
 #undef SPARSE_SPMV_INSTANTIATE
 
 }  // namespace sparse

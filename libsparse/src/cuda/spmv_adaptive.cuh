@@ -1,5 +1,5 @@
 // The adaptive SpMV kernel (one 256-thread block per tile of the plan's partition, see
-// spmv_plan_state.hpp). Device code only. Deterministic: a short row is summed by one thread in storage
+// spmv_adaptive_plan.hpp). Device code only. Deterministic: a short row is summed by one thread in storage
 // order; a medium row by a warp (lane strides, then libreduce's fixed warp tree); a long row by a block
 // (thread strides, block_reduce); a split row's chunk partials are summed in chunk order by the block
 // that writes the last of them (finish_split), inside the same launch: a separate combine kernel cost
@@ -9,7 +9,7 @@
 
 #include "reduce/cuda/block_reduce.cuh"
 #include "reduce/cuda/warp_reduce.cuh"
-#include "spmv_plan_state.hpp"
+#include "spmv_adaptive_plan.hpp"
 #include "spmv_row_kernels.cuh"
 
 namespace sparse::detail {

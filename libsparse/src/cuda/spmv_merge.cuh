@@ -14,7 +14,7 @@
 
 #include "reduce/cuda/block_reduce.cuh"
 #include "reduce/cuda/warp_reduce.cuh"
-#include "spmv_plan_state.hpp"
+#include "spmv_merge_plan.hpp"
 #include "spmv_row_kernels.cuh"
 
 namespace sparse::detail {

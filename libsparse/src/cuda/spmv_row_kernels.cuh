@@ -23,7 +23,8 @@
 #include "reduce/cuda/warp_reduce.cuh"
 #include "reduce/operators.hpp"
 #include "sparse/csr_view.hpp"
-#include "spmv_plan_state.hpp"
+#include "spmv_split_rows.hpp"
+#include "spmv_stencil_plan.hpp"
 
 namespace sparse::detail {
 
@@ -203,7 +204,7 @@ spmv_scalar_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restric
 }
 
 /// stencil: scalar's thread per row, with the row's columns taken from its pattern (row + offsets)
-/// instead of col_idx (spmv_plan_state.hpp). The pattern table (`table`, stencil_table::words, at most
+/// instead of col_idx (spmv_stencil_plan.hpp). The pattern table (`table`, stencil_table::words, at most
 /// stencil_table_words) is copied to shared memory once per block; a warp's rows mostly share a pattern,
 /// so its offset reads are broadcasts. Unroll = 8 (the plan's choice when every row has at most 8
 /// entries): the first 8 loads of a row are issued at once, clamped to its last entry (in bounds), their
@@ -253,7 +254,7 @@ __global__ void __launch_bounds__(256)
 spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ pattern_of_row,
                     const std::int32_t* __restrict__ table, int patterns, int words, Value alpha,
                     const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
-  static_assert(Unroll == 0 || Unroll == 8, "a plain loop, or 8 loads in flight");
+  static_assert(Unroll == 0 || Unroll == stencil_unrolled_row, "a plain loop, or 8 loads in flight");
   __shared__ std::int32_t s_table[stencil_table_words];
   const std::int32_t* off = stage_stencil_table(s_table, table, patterns, words);
   const int lane = static_cast<int>(threadIdx.x) & 31;

@@ -1,5 +1,5 @@
 // The windowed SpMV kernel: the plan's window-ordered copy of the matrix (build_windowed_layout in
-// spmv_plan.cpp; the format is described at windowed_layout in spmv_plan_state.hpp). Device code only;
+// spmv_windowed_plan.cpp; the format is described in spmv_windowed_plan.hpp). Device code only;
 // dispatch in spmv.cu.
 //
 // Why it is faster on random rows: each random 4-byte gather of x costs a 32-byte L2 sector in a
@@ -7,11 +7,11 @@
 // entries in column-window order, so at any moment the warps of an SM gather from a few 16 KB windows
 // of x, which stay in L1: a second gather to a sector the SM fetched moments ago hits L1 instead of L2.
 // Measured on an H200, random16 (2M rows of 16 random columns of 2M): 32.8-33.1M L2 sectors instead of
-// ALG1's 40.0M, 192.5 us against 240.8 (gpu-check of bd09ccf; bench/experiments/spmv_windowed.cu).
+// ALG1's 40.0M, 192.5 us against 240.8 (bench/experiments/spmv_windowed.cu).
 #pragma once
 #include <cstdint>
 
-#include "spmv_plan_state.hpp"
+#include "spmv_windowed_plan.hpp"
 #include "spmv_row_kernels.cuh"  // store_row
 
 namespace sparse::detail {

@@ -1,6 +1,7 @@
 // The Eigen CPU backend: the CSR arrays mapped (no copy) as a row-major Eigen::SparseMatrix.
 #include <Eigen/SparseCore>
 
+#include "instantiate.hpp"
 #include "sparse/reference.hpp"
 
 namespace sparse::reference {
@@ -25,9 +26,7 @@ void spmv_eigen(const csr_view<Value, Index>& a, Value alpha, const Value* x, Va
 }
 
 #define SPARSE_EIGEN_INSTANTIATE(V, I) template void spmv_eigen<V, I>(const csr_view<V, I>&, V, const V*, V, V*);
-SPARSE_EIGEN_INSTANTIATE(float, std::int32_t)
-SPARSE_EIGEN_INSTANTIATE(float, std::int64_t)
-SPARSE_EIGEN_INSTANTIATE(double, std::int32_t)
-SPARSE_EIGEN_INSTANTIATE(double, std::int64_t)
+SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_EIGEN_INSTANTIATE)
+#undef SPARSE_EIGEN_INSTANTIATE
 
 }  // namespace sparse::reference

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "instantiate.hpp"
 #include "sparse/reference.hpp"
 
 namespace sparse::reference {
@@ -42,9 +43,7 @@ std::vector<double> row_error_bounds(const csr_view<Value, Index>& a, Value alph
 #define SPARSE_REF_INSTANTIATE(V, I)                                                                 \
   template void spmv_reference<V, I>(const csr_view<V, I>&, V, const V*, V, V*);                    \
   template std::vector<double> row_error_bounds<V, I>(const csr_view<V, I>&, V, const V*, V, const V*);
-SPARSE_REF_INSTANTIATE(float, std::int32_t)
-SPARSE_REF_INSTANTIATE(float, std::int64_t)
-SPARSE_REF_INSTANTIATE(double, std::int32_t)
-SPARSE_REF_INSTANTIATE(double, std::int64_t)
+SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_REF_INSTANTIATE)
+#undef SPARSE_REF_INSTANTIATE
 
 }  // namespace sparse::reference

@@ -1,0 +1,161 @@
+// The automatic choice of an SpMV algorithm: the row statistics it reads, the CSR choice with every
+// threshold and the measurements behind it, the vector algorithm's width and load modes, and when the
+// plan tries the two algorithms with their own formats (stencil, windowed) on top of the CSR choice.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "sparse/spmv.hpp"
+#include "spmv_plan_state.hpp"
+
+namespace sparse {
+
+template <class Index>
+row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* row_ptr) {
+  row_stats s;
+  s.rows = rows;
+  s.cols = cols;
+  if (rows <= 0) return s;
+  s.nnz = static_cast<std::int64_t>(row_ptr[rows]) - static_cast<std::int64_t>(row_ptr[0]);
+  s.min_length = static_cast<std::int64_t>(row_ptr[1]) - row_ptr[0];
+  double sum_sq = 0;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const std::int64_t len = static_cast<std::int64_t>(row_ptr[i + 1]) - row_ptr[i];
+    if (len < 0) throw std::invalid_argument("spmv plan: row_ptr decreases at row " + std::to_string(i));
+    s.min_length = std::min(s.min_length, len);
+    s.max_length = std::max(s.max_length, len);
+    s.empty_rows += len == 0;
+    if (len > 32) {
+      ++s.rows_over_32;
+      s.nnz_in_rows_over_32 += len;
+    }
+    s.rows_over_4096 += len > 4096;
+    sum_sq += static_cast<double>(len) * static_cast<double>(len);
+  }
+  s.mean_length = static_cast<double>(s.nnz) / static_cast<double>(rows);
+  s.stddev_length = std::sqrt(std::max(0.0, sum_sq / static_cast<double>(rows) - s.mean_length * s.mean_length));
+  return s;
+}
+
+// The variants and where each wins. Figures: `spmv bench --quick` on an NVIDIA H200, 2026-11-21, float
+// values, int32 indices, median us of y = A x, cuSPARSE CSR ALG1 timed in the same run (run 2 unless
+// marked: [1] = run 1, [0] = an earlier H200 run of the same kernel code):
+//
+//   class (rows, entries/row)  scalar  warp_per_row  vector          adaptive     block_per_row  merge  warp_stream  ALG1
+//   laplace2d (4.2M, 5)          60.5    1000          175.2 (W=8)   106.2 [0]     3309            94.7    74.0     84.7
+//   laplace3d (4.1M, 7)          74.5    1122          176.0 (W=8)   128.0 [0]     3448           113.1    93.0    100.1
+//   random16  (2M, 16)          307.3     563          255.5 (W=4)   265.0 [0]     1796           362.6   365.4    240.7
+//   powerlaw  (1M, 6.4 mean)  12884      1235         6292            64.8 [0]      849            76.4  18070       57.9
+//   random2   (8M, 2)           175.8    1395          161.5 (W=2 streaming) [1]  5188           230.0   168.9    176.6
+//   random1000 (20k, 1000)      217.4     157.7         157.1 (W=32)  166.6 [0]      153.8         194.7   305.2    150.8
+//   (shared_cached: 72-91 on the Laplacians, 477-846 on random16/random1000, never the best.)
+//   Measured after that table (libsparse/README.md): scalar on one wave of blocks (laplace2d 59.2-59.7,
+//   laplace3d 71.6-72.2), adaptive at 32 registers (powerlaw 58.9), block_per_row with 256 threads and a
+//   block per row (random1000 149.9); none of them moves a choice below.
+//
+//  * scalar (a thread per row, the seed's csrmul_kernel): wins on short uniform rows of ~4-12 entries
+//    (the Laplacians: 3.6-3.7 TB/s, 1.34-1.40x ALG1): a warp's 32 rows are one contiguous 0.6-1.5 KB
+//    stretch that L1 serves after the first touch, full occupancy, no barrier. Collapses on long or
+//    irregular rows (one 200k-entry row serialises its warp: 12.9 ms on powerlaw).
+//  * shared_cached (the seed's csrmul_shared): the barrier costs more than the x window saves. Never chosen.
+//  * warp_per_row: 4-entry chunks per lane; ties vector(32) on uniformly long rows; 31 of 32 lanes idle
+//    on short rows. Never chosen (block_per_row is 2.5 % faster where it would be).
+//  * vector (W = 2..32 lanes per row, choose_vector_width: ~4 entries per lane): best measured on
+//    uniform rows of 1-3 entries (random2, W = 2, evict-first entry loads because its 32 MB x fights the
+//    streamed entries for L2: 161.5 us, 1.10x ALG1 [1]; 172.7 us with plain loads) and of 13-63 entries
+//    (random16, W = 4: 255.5 us, still 0.94x ALG1: 32M random 4-byte gathers from L2 bound every
+//    variant and cuSPARSE alike at 125-133 G gathers/s).
+//  * adaptive (CSR-stream tiles of short rows, a warp per medium row, a block per long row, split very
+//    long rows): the best measured on irregular rows (powerlaw 58.9-59.2, 0.98-0.99x ALG1), so it takes everything
+//    that is not uniform. Its stream tiles pay two barriers and a staging pass per 2,048 entries: 1.7x
+//    slower than scalar on the Laplacians.
+//  * block_per_row (256 threads per row, a block per row): uniform rows of 64-1024 entries (random1000
+//    150.1-150.2, 1.006x ALG1; a warp per row leaves 2.4 waves of warps with a 40 % full last one).
+//    Collapses on short rows.
+//  * merge (nnz-balanced merge-path blocks, CSR-stream sums, split rows finished in-kernel): balanced by
+//    construction but its per-block staging and barriers cost more than adaptive's bins on powerlaw
+//    (76.4 vs 64.8) and 1.5-1.6x scalar on the Laplacians. Never chosen; kept as the load-balanced baseline.
+//  * warp_stream (CSR-stream per warp): coalesced entry loads, but 22-25 % behind scalar on the
+//    Laplacians (shared-memory staging adds latency that scalar's L1 reuse does not have); 168.9 us on
+//    random2, behind streaming vector. Never chosen.
+//  * stencil (not a CSR kernel: one pattern byte per row instead of col_idx; see spmv.hpp): not
+//    chosen here, since it depends on the columns, not on row statistics. The plan tries it when this
+//    function says scalar (the only domain measured: the Laplacians, where it moves 37-40 % fewer bytes,
+//    laplace2d 42-46 us and laplace3d 47-52 us against scalar's 60 and 72) and takes it if the
+//    matrix qualifies.
+// "Uniform" = coefficient of variation of the row lengths < 0.25 and no row longer than 2 x mean + 2.
+spmv_algorithm choose_algorithm(const row_stats& s) {
+  if (s.rows == 0 || s.nnz == 0) return spmv_algorithm::scalar;  // nothing to balance; smallest launch
+  const double cv = s.mean_length > 0 ? s.stddev_length / s.mean_length : 0.0;
+  const bool uniform = cv < 0.25 && s.max_length <= 2 * s.mean_length + 2;
+  if (!uniform) return spmv_algorithm::adaptive;
+  if (s.mean_length < 4) return spmv_algorithm::vector;          // W = 2: one or two entries per lane
+  if (s.mean_length <= 12) return spmv_algorithm::scalar;        // Laplacian-like
+  if (s.mean_length < 64) return spmv_algorithm::vector;         // W = 4..16: ~4 entries per lane
+  if (s.max_length <= 1024) return spmv_algorithm::block_per_row; // <= 4 entries per thread of 256
+  return spmv_algorithm::adaptive;                               // uniformly very long rows: blocks
+}
+
+int choose_vector_width(const row_stats& s) {
+  // The smallest power of two >= a quarter of the mean length, clamped to 2..32: about four entries per
+  // lane, four independent gathers in flight. Measured on random16 (H200, us): 4 lanes 255.5, 8 lanes
+  // 262.1, 16 lanes (one entry per lane) 263.4-265.8, 32 lanes 323.4.
+  int w = 2;
+  while (w < 32 && 4.0 * w < s.mean_length) w *= 2;
+  return w;
+}
+
+// windowed (spmv_windowed.cuh): each warp walks its entries in column-window order, so an SM's gathers
+// of x repeat within L1. What can repeat: an SM runs nnz / SMs gathers into the cols / (32 / sizeof(Value))
+// 32-byte sectors of x; with reuse = gathers / sectors, a fraction 1 - (1 - e^-reuse) / reuse of them
+// can hit L1. Measured on an H200 (bench/experiments/spmv_windowed.cu): random16 in float, reuse 0.97,
+// 194-198 us against vector's 255 and ALG1's 240; random1000, reuse 0.61, rows summed in 32 slots of
+// interleaved entries: 132 us for the slot sums against block_per_row's 150 and ALG1's 152. Taken where
+// automatic's CSR choice is vector or block_per_row (uniform rows), the rows fit the slots (<= 2,048
+// entries), the columns fit the packed 22 bits, the matrix is large enough to be gather-bound (>= 2^22
+// entries) and reuse >= 0.5 (random16 in double, 0.48, was not measured).
+bool windowed_pays(const row_stats& s, std::size_t value_bytes, int sm_count) {
+  if (s.cols <= 0 || s.cols > detail::windowed_max_cols || s.nnz < (std::int64_t{1} << 22) || sm_count <= 0 ||
+      s.max_length > std::int64_t{detail::windowed_slot_entries} * detail::windowed_max_row_slots)
+    return false;
+  const double sector_values = 32.0 / static_cast<double>(value_bytes);
+  const double reuse = static_cast<double>(s.nnz) * sector_values / (static_cast<double>(sm_count) * static_cast<double>(s.cols));
+  return reuse >= 0.5;
+}
+
+namespace detail {
+
+// Chunked loads when a lane gets at least two 4-entry chunks of a typical row (random1000 at 32 lanes:
+// 157 us, as warp_per_row; one chunk per lane was never better than strided lanes). Evict-first entry
+// loads when x is larger than 16 MiB, a third of the 50 MB L2 (random2, 32 MB x: 161 vs 173 us; with
+// 8 MB x they change nothing measurable).
+vector_state choose_vector_state(const row_stats& s, int width, std::size_t value_bytes) {
+  vector_state v;
+  v.width = width;
+  v.chunked = s.mean_length >= 8.0 * width;
+  v.streaming = !v.chunked && static_cast<double>(s.cols) * static_cast<double>(value_bytes) > 16.0 * (1 << 20);
+  return v;
+}
+
+// stencil: automatic tries it where the CSR choice is scalar (the only place it was measured: the
+// Laplacians, where it reads 37-40 % fewer bytes than scalar) and every row fits a stencil pattern;
+// the analysis then reads col_idx back and may still refuse.
+bool automatic_tries_stencil(const row_stats& s, spmv_algorithm csr_choice) {
+  return csr_choice == spmv_algorithm::scalar && s.nnz > 0 && s.max_length <= stencil_max_row;
+}
+
+// windowed: automatic tries it where the CSR choice is vector or block_per_row and the L1 reuse pays
+// (windowed_pays above); the layout reads col_idx and the values back and keeps its own ordered copy.
+bool automatic_tries_windowed(const row_stats& s, spmv_algorithm csr_choice, std::size_t value_bytes, int sm_count) {
+  return (csr_choice == spmv_algorithm::vector || csr_choice == spmv_algorithm::block_per_row) &&
+         windowed_pays(s, value_bytes, sm_count);
+}
+
+}  // namespace detail
+
+template row_stats compute_row_stats<std::int32_t>(std::int64_t, std::int64_t, const std::int32_t*);
+template row_stats compute_row_stats<std::int64_t>(std::int64_t, std::int64_t, const std::int64_t*);
+
+}  // namespace sparse

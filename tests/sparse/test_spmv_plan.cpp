@@ -1,0 +1,546 @@
+// SpMV plans, white-box (the analyses in libsparse/src/cuda): algorithm names, row statistics, the
+// automatic choice and its thresholds, and the structure each algorithm's analysis builds (adaptive
+// partition, merge partition, stencil table, windowed layout), each checked by a function that returns a
+// verdict, and each such checker shown to reject a broken structure.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sparse/generate.hpp"
+#include "sparse/spmv.hpp"
+#include "spmv_adaptive_plan.hpp"
+#include "spmv_merge_plan.hpp"
+#include "spmv_stencil_plan.hpp"
+#include "spmv_test_support.hpp"
+#include "spmv_windowed_plan.hpp"
+#include "test_support.hpp"
+
+using std::int32_t;
+using std::int64_t;
+using namespace spmv_test;
+namespace d = sparse::detail;
+
+namespace {
+
+using row_ptr_t = std::vector<int64_t>;
+
+int64_t length(const row_ptr_t& ptr, int64_t r) { return ptr[static_cast<std::size_t>(r) + 1] - ptr[static_cast<std::size_t>(r)]; }
+
+// ---- adaptive ----
+
+/// A stream tile: 1..8 segments of consecutive short rows whose offsets chain, within the entry and row
+/// budgets, with the lanes stream_lanes gives; marks its rows in `seen`.
+void check_stream_tile(const row_ptr_t& ptr, const d::adaptive_partition& p, const d::spmv_tile& t,
+                       std::vector<int>& seen, verdict& v) {
+  if (t.count < 1 || t.count > d::stream_tile_segments || t.rows < 1 || t.rows > d::stream_tile_rows ||
+      t.entries > d::stream_tile_entries || t.lanes != d::stream_lanes(t.entries, t.rows))
+    v.fail("a stream tile exceeds its budget or has the wrong lanes");
+  int64_t rows_seen = 0, entries_seen = 0;
+  for (int k = 0; k < t.count; ++k) {
+    const auto& sg = p.segments[static_cast<std::size_t>(t.first + k)];
+    const int64_t seg_rows = (k + 1 < t.count ? p.segments[static_cast<std::size_t>(t.first + k + 1)].r0 : t.rows) - sg.r0;
+    if (sg.r0 != rows_seen || sg.q0 != entries_seen || sg.p0 != ptr[static_cast<std::size_t>(sg.first_row)] || seg_rows < 1)
+      v.fail("segment " + std::to_string(t.first + k) + " does not chain");
+    for (int64_t r = sg.first_row; r < sg.first_row + seg_rows; ++r) {
+      ++seen[static_cast<std::size_t>(r)];
+      if (length(ptr, r) > d::stream_max_row) v.fail("row " + std::to_string(r) + " is too long for a stream tile");
+    }
+    rows_seen += seg_rows;
+    entries_seen += ptr[static_cast<std::size_t>(sg.first_row + seg_rows)] - ptr[static_cast<std::size_t>(sg.first_row)];
+  }
+  if (rows_seen != t.rows || entries_seen != t.entries) v.fail("a stream tile's rows or entries disagree with its segments");
+}
+
+/// A warp, block or split tile: rows of the right lengths; split chunks inside their row and listed.
+void check_long_tile(const row_ptr_t& ptr, const d::adaptive_partition& p, const d::spmv_tile& t,
+                     std::vector<int>& seen, std::vector<int64_t>& split_covered, verdict& v) {
+  if (t.kind == d::tile_warp) {
+    if (t.count < 1 || t.count > d::warps_per_tile) v.fail("a warp tile holds " + std::to_string(t.count) + " rows");
+    for (int64_t k = t.first; k < t.first + t.count; ++k) {
+      const int64_t r = p.warp_rows[static_cast<std::size_t>(k)];
+      ++seen[static_cast<std::size_t>(r)];
+      if (length(ptr, r) <= d::stream_max_row || length(ptr, r) > d::warp_max_row) v.fail("row " + std::to_string(r) + " in a warp tile");
+    }
+  } else if (t.kind == d::tile_block) {
+    ++seen[static_cast<std::size_t>(t.first)];
+    if (length(ptr, t.first) <= d::warp_max_row || length(ptr, t.first) > d::block_max_row)
+      v.fail("row " + std::to_string(t.first) + " in a block tile");
+  } else {
+    split_covered[static_cast<std::size_t>(t.first)] += t.count;
+    // The kernel's in-launch finish (finish_split) finds the row's chunk list through t.split.
+    const bool listed = t.split >= 0 && static_cast<std::size_t>(t.split) < p.split_rows.size();
+    const auto* sr = listed ? &p.split_rows[static_cast<std::size_t>(t.split)] : nullptr;
+    if (t.count > d::split_chunk || t.begin < ptr[static_cast<std::size_t>(t.first)] ||
+        t.begin + t.count > ptr[static_cast<std::size_t>(t.first) + 1] || !sr || sr->row != t.first ||
+        t.slot < sr->first_slot || t.slot >= sr->first_slot + sr->chunks)
+      v.fail("a split chunk of row " + std::to_string(t.first) + " is outside its row or its slots");
+  }
+}
+
+/// Every row covered exactly once, every tile within its budget, medium rows longest first.
+verdict check_adaptive_partition(const base_csr& a, const d::adaptive_partition& p) {
+  const auto& ptr = a.row_ptr();
+  verdict v;
+  std::vector<int> seen(static_cast<std::size_t>(a.rows()), 0);
+  std::vector<int64_t> split_covered(static_cast<std::size_t>(a.rows()), 0);
+  for (const auto& t : p.tiles) {
+    if (t.kind == d::tile_stream) check_stream_tile(ptr, p, t, seen, v);
+    else check_long_tile(ptr, p, t, seen, split_covered, v);
+  }
+  for (const auto& s : p.split_rows) {
+    ++seen[static_cast<std::size_t>(s.row)];
+    if (split_covered[static_cast<std::size_t>(s.row)] != length(ptr, s.row)) v.fail("split row " + std::to_string(s.row) + " not fully covered");
+  }
+  for (std::size_t r = 0; r < seen.size(); ++r)
+    if (seen[r] != 1) v.fail("row " + std::to_string(r) + " covered " + std::to_string(seen[r]) + " times");
+  for (std::size_t k = 1; k < p.warp_rows.size(); ++k) {  // warp_row_order::longest_first, ties in row order
+    const int64_t r0 = p.warp_rows[k - 1], r1 = p.warp_rows[k];
+    if (length(ptr, r0) < length(ptr, r1) || (length(ptr, r0) == length(ptr, r1) && r0 > r1)) v.fail("medium rows not longest first");
+  }
+  return v;
+}
+
+// ---- merge ----
+
+/// Full blocks at valid merge-path coordinates, and exactly the rows whose items fall in more than one
+/// block listed, with one partial slot per block they touch, consecutive and in block order.
+verdict check_merge_partition(const base_csr& a, const d::merge_partition& m) {
+  const auto& ptr = a.row_ptr();
+  const int64_t rows = a.rows(), nnz = a.nnz(), items = rows + nnz;
+  verdict v;
+  if (m.blocks.size() != static_cast<std::size_t>((items + d::merge_tile - 1) / d::merge_tile + 1)) {
+    v.fail(std::to_string(m.blocks.size()) + " block coordinates");
+    return v;
+  }
+  if (m.blocks.front().row != 0 || m.blocks.front().nz != 0 || m.blocks.back().row != rows || m.blocks.back().nz != nnz)
+    v.fail("the merge path does not run from (0, 0) to (rows, nnz)");
+  for (std::size_t b = 0; b + 1 < m.blocks.size(); ++b) {
+    const auto& blk = m.blocks[b];
+    const auto& next = m.blocks[b + 1];
+    const int64_t n = (next.row - blk.row) + (next.nz - blk.nz);
+    // Valid coordinate: the rows before it have ended by entry nz, row `row` has not.
+    if (n <= 0 || n > d::merge_tile || (b + 2 != m.blocks.size() && n != d::merge_tile) || blk.row < 0 ||
+        blk.row >= rows || ptr[static_cast<std::size_t>(blk.row)] > blk.nz || ptr[static_cast<std::size_t>(blk.row) + 1] < blk.nz)
+      v.fail("block " + std::to_string(b) + " has a wrong size or an invalid coordinate");
+  }
+  // Expected split rows: a non-empty row's first entry (item row + ptr[row]) and its end (item
+  // row + ptr[row + 1]) in different blocks.
+  std::vector<d::spmv_split_row> expected;
+  int64_t slot = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t first = (r + ptr[static_cast<std::size_t>(r)]) / d::merge_tile;
+    const int64_t last = (r + ptr[static_cast<std::size_t>(r) + 1]) / d::merge_tile;
+    if (length(ptr, r) == 0 || first == last) continue;
+    expected.push_back({r, slot, last - first + 1});
+    slot += last - first + 1;
+  }
+  bool same = expected.size() == m.split_rows.size() && slot == m.partial_slots;
+  for (std::size_t k = 0; same && k < expected.size(); ++k)
+    same = m.split_rows[k].row == expected[k].row && m.split_rows[k].chunks == expected[k].chunks &&
+           m.split_rows[k].first_slot == expected[k].first_slot;
+  if (!same) v.fail("the rows crossing a block boundary are not listed exactly");
+  return v;
+}
+
+// ---- stencil ----
+
+/// The table decodes to exactly the matrix's columns (a usable table).
+template <class V, class I>
+verdict check_stencil_table(const sparse::host_csr<V, I>& a, const d::stencil_table& t) {
+  const auto& ptr = a.row_ptr();
+  const auto& col = a.col_idx();
+  verdict v;
+  if (t.pattern_of_row.size() != static_cast<std::size_t>(a.rows()) || t.words.size() < static_cast<std::size_t>(t.patterns) + 1) {
+    v.fail("the table's sizes do not match the matrix");
+    return v;
+  }
+  const auto* off = t.words.data() + t.patterns + 1;
+  for (int64_t i = 0; i < a.rows(); ++i) {
+    const int pid = t.pattern_of_row[static_cast<std::size_t>(i)];
+    const int32_t b = t.words[static_cast<std::size_t>(pid)], e = t.words[static_cast<std::size_t>(pid) + 1];
+    bool ok = pid < t.patterns && e - b == ptr[i + 1] - ptr[i];
+    for (int32_t k = b; ok && k < e; ++k) ok = i + off[k] == col[ptr[i] + (k - b)];
+    if (!ok) v.fail("row " + std::to_string(i) + " decodes wrongly");
+  }
+  return v;
+}
+
+/// Independent verdict on whether the stencil applies: the longest row, the distinct (column - row)
+/// sequences and the table words they need.
+struct stencil_census {
+  int64_t longest = 0, words = 1;
+  std::set<std::vector<int64_t>> patterns;
+  bool qualifies() const {
+    return longest <= d::stencil_max_row && patterns.size() <= static_cast<std::size_t>(d::stencil_max_patterns) &&
+           words <= d::stencil_table_words;
+  }
+};
+stencil_census census_of(const base_csr& a) {
+  stencil_census c;
+  for (int64_t i = 0; i < a.rows(); ++i) {
+    std::vector<int64_t> off;
+    for (auto q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q) off.push_back(a.col_idx()[q] - i);
+    c.longest = std::max<int64_t>(c.longest, static_cast<int64_t>(off.size()));
+    if (c.patterns.insert(off).second) c.words += 1 + static_cast<int64_t>(off.size());
+  }
+  return c;
+}
+
+// ---- windowed ----
+
+int64_t slots_of_row(const base_csr& a, int64_t r) {
+  return std::max<int64_t>(1, (length(a.row_ptr(), r) + d::windowed_slot_entries - 1) / d::windowed_slot_entries);
+}
+
+/// rows + 1 entries: each row's first slot, then the slot count.
+std::vector<int64_t> first_slots_of(const base_csr& a) {
+  std::vector<int64_t> first(static_cast<std::size_t>(a.rows()) + 1, 0);
+  for (int64_t i = 0; i < a.rows(); ++i) first[static_cast<std::size_t>(i) + 1] = first[static_cast<std::size_t>(i)] + slots_of_row(a, i);
+  return first;
+}
+
+/// What the kernel's arithmetic must give bitwise: slot j of row r is the fma chain over the row's
+/// entries j, j + S, ... in storage order; the row adds its slots in slot order.
+std::vector<double> slot_order_sums(const base_csr& a, const std::vector<double>& x) {
+  const auto& ptr = a.row_ptr();
+  std::vector<double> y(static_cast<std::size_t>(a.rows()), 0.0);
+  for (int64_t i = 0; i < a.rows(); ++i) {
+    const int64_t slots = slots_of_row(a, i);
+    for (int64_t j = 0; j < slots; ++j) {
+      double slot = 0;
+      for (auto q = ptr[i] + j; q < ptr[i + 1]; q += slots)
+        slot = std::fma(a.values()[q], x[static_cast<std::size_t>(a.col_idx()[q])], slot);
+      y[static_cast<std::size_t>(i)] = j == 0 ? slot : y[static_cast<std::size_t>(i)] + slot;
+    }
+  }
+  return y;
+}
+
+/// The walk of a layout's words: how often each entry appears, each slot's last entry and running sum.
+struct layout_walk {
+  std::vector<int> seen;
+  std::vector<int64_t> last;
+  std::vector<double> slot_sum;
+};
+
+/// One word of warp (rows r0..r1, first slot s0): a pad word, or an entry of one of the warp's rows,
+/// decoding to its slot and column, once per group per slot, in column order within its slot.
+void check_word(const base_csr& a, const d::windowed_layout& w, std::size_t k, int64_t r0, int64_t r1, int64_t s0,
+                const std::vector<int64_t>& first, const std::vector<double>& x, std::set<int64_t>& group_slots,
+                layout_walk& walk, verdict& v) {
+  const auto& ptr = a.row_ptr();
+  const std::uint32_t word = w.packed[k];
+  const int64_t src = w.source[k];
+  if (src < 0) {
+    if (word != d::windowed_pad) v.fail("word " + std::to_string(k) + ": padding that is not the pad word");
+    return;
+  }
+  if (src < ptr[static_cast<std::size_t>(r0)] || src >= ptr[static_cast<std::size_t>(r1)] || src >= a.nnz()) {
+    v.fail("word " + std::to_string(k) + ": an entry outside its warp's rows");
+    return;
+  }
+  const int64_t row = static_cast<int64_t>(std::upper_bound(ptr.begin() + r0, ptr.begin() + r1 + 1, src) - ptr.begin()) - 1;
+  const int64_t slot = first[static_cast<std::size_t>(row)] + (src - ptr[static_cast<std::size_t>(row)]) % slots_of_row(a, row);
+  const auto s = static_cast<std::size_t>(slot);
+  if (static_cast<int64_t>(word >> d::windowed_column_bits) != slot - s0 ||
+      static_cast<int64_t>(word & d::windowed_column_mask) != a.col_idx()[static_cast<std::size_t>(src)] || word == d::windowed_pad)
+    v.fail("word " + std::to_string(k) + " does not decode to its entry's slot and column");
+  if (!group_slots.insert(slot).second) v.fail("word " + std::to_string(k) + ": slot " + std::to_string(slot) + " twice in a group");
+  if (src <= walk.last[s]) v.fail("word " + std::to_string(k) + ": slot " + std::to_string(slot) + " out of column order");
+  ++walk.seen[static_cast<std::size_t>(src)];
+  walk.last[s] = src;
+  walk.slot_sum[s] = std::fma(a.values()[static_cast<std::size_t>(src)], x[static_cast<std::size_t>(a.col_idx()[static_cast<std::size_t>(src)])], walk.slot_sum[s]);
+}
+
+/// The layout's shape: whole warps of whole rows and whole groups, within max_slots, row_slot as the
+/// rows' slots give it, the padding counted, the largest block's slots.
+void check_layout_shape(const base_csr& a, const d::windowed_layout& w, int max_slots, const std::vector<int64_t>& first,
+                        verdict& v) {
+  if (w.row_slot.empty() ? first.back() != a.rows() : w.row_slot != first) v.fail("row_slot disagrees with the rows' slots");
+  if (w.padding != static_cast<int64_t>(w.packed.size()) - a.nnz()) v.fail("the padding is miscounted");
+  int64_t block_slots = 0;
+  for (int64_t g = 0; g < w.warps(); ++g) {
+    const auto gs = static_cast<std::size_t>(g);
+    const int64_t r0 = w.warp_row0[gs], r1 = w.warp_row0[gs + 1], s0 = w.warp_slot0[gs], s1 = w.warp_slot0[gs + 1];
+    const int64_t b = w.warp_begin[gs], e = w.warp_begin[gs + 1];
+    if (r1 < r0 || s0 != first[static_cast<std::size_t>(r0)] || s1 != first[static_cast<std::size_t>(r1)] || s1 - s0 > max_slots ||
+        b % 32 != 0 || e < b)
+      v.fail("warp " + std::to_string(g) + " is not whole rows, whole groups and at most " + std::to_string(max_slots) + " slots");
+    if (g % d::windowed_warps_per_block == 0)
+      block_slots = std::max(block_slots, w.warp_slot0[static_cast<std::size_t>(std::min<int64_t>(g + d::windowed_warps_per_block, w.warps()))] - s0);
+  }
+  if (block_slots != w.max_block_slots) v.fail("max_block_slots is not the largest block's slots");
+}
+
+/// Every entry exactly once in the slot its position gives it, each slot's entries in column order, no
+/// slot twice in a group of 32, and the sums bitwise the slot-order fma chains of slot_order_sums.
+verdict check_windowed_layout(const base_csr& a, const d::windowed_layout& w, int max_slots, const std::vector<double>& x) {
+  verdict v;
+  if (w.packed.size() != w.source.size() || static_cast<int64_t>(w.warp_row0.size()) != w.warps() + 1 ||
+      w.warp_slot0.size() != w.warp_row0.size() || w.warp_row0.front() != 0 || w.warp_row0.back() != a.rows() ||
+      w.warp_begin.back() != static_cast<int64_t>(w.packed.size())) {
+    v.fail("the layout's arrays do not fit together");
+    return v;
+  }
+  const auto first = first_slots_of(a);
+  check_layout_shape(a, w, max_slots, first, v);
+  layout_walk walk{std::vector<int>(static_cast<std::size_t>(a.nnz()), 0), std::vector<int64_t>(static_cast<std::size_t>(first.back()), -1),
+                   std::vector<double>(static_cast<std::size_t>(first.back()), 0.0)};
+  for (int64_t g = 0; g < w.warps(); ++g) {
+    const auto gs = static_cast<std::size_t>(g);
+    for (int64_t q = w.warp_begin[gs]; q < w.warp_begin[gs + 1]; q += 32) {
+      std::set<int64_t> group_slots;
+      for (int64_t k = q; k < std::min(q + 32, w.warp_begin[gs + 1]); ++k)
+        check_word(a, w, static_cast<std::size_t>(k), w.warp_row0[gs], w.warp_row0[gs + 1], w.warp_slot0[gs], first, x,
+                   group_slots, walk, v);
+    }
+  }
+  if (std::count(walk.seen.begin(), walk.seen.end(), 1) != a.nnz()) v.fail("an entry is missing or repeated");
+  std::vector<double> y(static_cast<std::size_t>(a.rows()), 0.0);
+  for (std::size_t i = 0; i < y.size(); ++i)
+    for (int64_t q = first[i]; q < first[i + 1]; ++q)
+      y[i] = q == first[i] ? walk.slot_sum[static_cast<std::size_t>(q)] : y[i] + walk.slot_sum[static_cast<std::size_t>(q)];
+  const auto sums = compare_bits(y, slot_order_sums(a, x));
+  if (sums.bad) v.fail("the layout's sums differ bitwise from the slot-order fma chains: " + sums.first);
+  return v;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(spmv_plan)
+
+CPU_TEST_CASE(algorithm_names_round_trip) {
+  auto all = sparse::concrete_spmv_algorithms();
+  BOOST_TEST(all.size() == 10u);
+  all.push_back(sparse::spmv_algorithm::automatic);
+  for (auto a : all) BOOST_TEST((sparse::parse_spmv_algorithm(sparse::to_string(a)) == a));
+  BOOST_TEST((sparse::parse_spmv_algorithm("auto") == sparse::spmv_algorithm::automatic));
+  try {
+    sparse::parse_spmv_algorithm("csr_vector");
+    BOOST_ERROR("csr_vector accepted");
+  } catch (const std::invalid_argument& e) {
+    BOOST_TEST(std::string(e.what()) ==
+               "unknown SpMV algorithm 'csr_vector' (expected automatic, scalar, shared_cached, warp_per_row, vector, "
+               "adaptive, block_per_row, merge, warp_stream, stencil or windowed)");
+  }
+}
+
+CPU_TEST_CASE(row_stats_are_exact) {
+  // Lengths 0, 3, 0, 40, 5000, 1: every counter is known.
+  const auto a = from_lengths(6000, {0, 3, 0, 40, 5000, 1}, 61);
+  const auto s = sparse::compute_row_stats(a.rows(), a.cols(), a.row_ptr().data());
+  BOOST_TEST(s.rows == 6);
+  BOOST_TEST(s.cols == 6000);
+  BOOST_TEST(s.nnz == 5044);
+  BOOST_TEST(s.min_length == 0);
+  BOOST_TEST(s.max_length == 5000);
+  BOOST_TEST(s.empty_rows == 2);
+  BOOST_TEST(s.rows_over_32 == 2);
+  BOOST_TEST(s.rows_over_4096 == 1);
+  BOOST_TEST(s.nnz_in_rows_over_32 == 5040);
+  BOOST_TEST(s.mean_length == 5044.0 / 6.0);
+  const auto empty = sparse::compute_row_stats<int64_t>(0, 0, nullptr);
+  BOOST_TEST(empty.nnz == 0);
+}
+
+CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
+  auto stats_of = [](const base_csr& a) { return sparse::compute_row_stats(a.rows(), a.cols(), a.row_ptr().data()); };
+  auto choice = [&](const base_csr& a) { return sparse::choose_algorithm(stats_of(a)); };
+  using sparse::spmv_algorithm;
+  BOOST_TEST((choice(base_csr()) == spmv_algorithm::scalar));
+  BOOST_TEST((choice(sparse::generate_laplace_2d<double, int64_t>(40)) == spmv_algorithm::scalar));
+  BOOST_TEST((choice(sparse::generate_laplace_3d<double, int64_t>(20)) == spmv_algorithm::scalar));
+  BOOST_TEST((choice(sparse::generate_random_k<double, int64_t>(5000, 5000, 2, 3)) == spmv_algorithm::vector));
+  BOOST_TEST((choice(from_lengths(100000, std::vector<int64_t>(20, 5000), 64)) == spmv_algorithm::adaptive));  // uniform, > 1024
+  BOOST_TEST((choice(sparse::generate_power_law<double, int64_t>(5000, 5000, 3)) == spmv_algorithm::adaptive));
+  BOOST_TEST((choice(from_lengths(4000, std::vector<int64_t>(300, 500), 62)) == spmv_algorithm::block_per_row));
+  BOOST_TEST((choice(from_lengths(4000, std::vector<int64_t>(300, 48), 63)) == spmv_algorithm::vector));
+  sparse::row_stats s;
+  s.rows = 10;
+  s.nnz = 50;
+  for (const auto& [mean, width] : std::vector<std::pair<double, int>>{{5, 2}, {1, 2}, {15.99994, 4}, {48, 16}, {1000, 32}}) {
+    s.mean_length = mean;  // 15.99994: random16
+    BOOST_TEST(sparse::choose_vector_width(s) == width, "mean " << mean);
+  }
+  // The GPU case `vector_matches_the_plain_loop_and_cusparse` needs every width among the test matrices.
+  std::set<int> widths;
+  for (const auto& nm : matrices()) widths.insert(sparse::choose_vector_width(stats_of(nm.a)));
+  BOOST_TEST((widths == std::set<int>{2, 4, 8, 16, 32}));
+}
+
+// automatic's windowed rule: random16 in float and random1000 reuse x's sectors enough on 132 SMs;
+// random16 in double, random2 (too many columns), small matrices and rows beyond the slots do not.
+CPU_TEST_CASE(windowed_pays_follows_the_documented_rule) {
+  sparse::row_stats r16;
+  r16.rows = r16.cols = 2000000;
+  r16.nnz = 32000000;
+  r16.max_length = 30;
+  BOOST_TEST(sparse::windowed_pays(r16, sizeof(float), 132));
+  BOOST_TEST(!sparse::windowed_pays(r16, sizeof(double), 132));
+  sparse::row_stats r1000 = r16;
+  r1000.rows = 20000;
+  r1000.nnz = 20000000;
+  r1000.max_length = 1000;
+  BOOST_TEST(sparse::windowed_pays(r1000, sizeof(float), 132));
+  r1000.max_length = 2049;
+  BOOST_TEST(!sparse::windowed_pays(r1000, sizeof(float), 132));
+  sparse::row_stats r2 = r16;
+  r2.rows = r2.cols = 8000000;
+  r2.nnz = 16000000;
+  BOOST_TEST(!sparse::windowed_pays(r2, sizeof(float), 132));
+  sparse::row_stats small = r16;
+  small.rows = small.cols = 20000;
+  small.nnz = 320000;
+  BOOST_TEST(!sparse::windowed_pays(small, sizeof(float), 1));  // below 2^22 entries
+}
+
+CPU_TEST_CASE(adaptive_partition_covers_every_row_once) {
+  std::set<int> lanes_used;
+  for (const auto& nm : matrices()) {
+    const auto p = d::build_adaptive_partition(nm.a.rows(), nm.a.row_ptr().data());
+    const auto v = check_adaptive_partition(nm.a, p);
+    BOOST_TEST(v.bad == 0, nm.name << ": " << v.bad << " problems; first: " << v.first);
+    for (const auto& t : p.tiles)
+      if (t.kind == d::tile_stream) lanes_used.insert(t.lanes);
+  }
+  // The GPU cases run these matrices: every reduce-phase width of the stream tiles is exercised.
+  BOOST_TEST((lanes_used == std::set<int>{1, 16, 32}));
+}
+
+CPU_TEST_CASE(merge_partition_tiles_the_merge_path) {
+  for (const auto& nm : matrices()) {
+    const auto v = check_merge_partition(nm.a, d::build_merge_partition(nm.a.rows(), nm.a.row_ptr().data()));
+    BOOST_TEST(v.bad == 0, nm.name << ": " << v.bad << " problems; first: " << v.first);
+  }
+}
+
+// The stencil table decodes to exactly the matrix's columns wherever it applies, applies exactly where
+// an independent census says it should, and does not depend on the fetch piece size.
+CPU_TEST_CASE(stencil_table_reproduces_every_column_where_it_applies) {
+  int usable = 0;
+  std::set<bool> unrolled;  // both forms of the kernel (rows <= 8 entries, longer) must meet these matrices
+  for (const auto& nm : matrices()) {
+    const auto census = census_of(nm.a);
+    const auto t = host_stencil_table(nm.a);
+    BOOST_TEST(t.usable() == census.qualifies(),
+               nm.name << ": stencil " << (t.usable() ? "applies" : "refused: " + t.why_not) << ", expected the opposite");
+    for (std::int64_t chunk : {1, 7, 100}) {  // pieces of one row up to many rows: the same table
+      const auto u = host_stencil_table(nm.a, chunk);
+      BOOST_TEST((u.usable() == t.usable() && u.patterns == t.patterns && u.words == t.words &&
+                  u.pattern_of_row == t.pattern_of_row),
+                 nm.name << ": pieces of " << chunk << " entries give a different table");
+    }
+    if (!t.usable()) continue;
+    ++usable;
+    unrolled.insert(census.longest <= d::stencil_unrolled_row);
+    BOOST_TEST(t.patterns == static_cast<int32_t>(census.patterns.size()));
+    BOOST_TEST(t.words.size() == static_cast<std::size_t>(census.words));
+    const auto v = check_stencil_table(nm.a, t);
+    BOOST_TEST(v.bad == 0, nm.name << ": " << v.bad << " rows decode wrongly; first: " << v.first);
+  }
+  BOOST_TEST(usable >= 14, "stencil applies to " << usable << " test matrices only");
+  BOOST_TEST(unrolled.size() == 2u, "the stencil matrices need rows of <= 8 and of more entries");
+}
+
+CPU_TEST_CASE(stencil_refusals_name_their_reason) {
+  BOOST_TEST(host_stencil_table(from_lengths(100, {3, 33, 2}, 71)).why_not.find("row 1 has 33 entries") != std::string::npos);
+  std::vector<int64_t> ptr{0}, cols;
+  for (int64_t i = 0; i < 300; ++i) {  // 300 rows, one entry each, every one at a new offset
+    cols.push_back((2 * i) % 300);     // offset i below row 150, i - 300 from there: 300 distinct
+    ptr.push_back(i + 1);
+  }
+  const auto many = host_stencil_table(base_csr(300, 300, ptr, cols, std::vector<double>(300, 1.0)));
+  BOOST_TEST(many.why_not.find("more than 256 distinct") != std::string::npos, many.why_not);
+  const auto wide = host_stencil_table(from_lengths(4000, std::vector<int64_t>(40, 32), 72));  // 40 patterns x 32 offsets
+  BOOST_TEST(wide.why_not.find("table words") != std::string::npos, wide.why_not);
+}
+
+// The windowed layout, and the CPU twin of the windowed kernel's arithmetic, for several window widths,
+// slot caps and warp counts on every test matrix the layout takes; the others are refused with the reason.
+CPU_TEST_CASE(windowed_layout_holds_every_entry_once_in_slot_order) {
+  struct shape {
+    int window, max_slots;
+    std::int64_t warps;
+  };
+  int built = 0, refused = 0, multi_slot = 0;
+  std::int64_t padded = 0;
+  for (const auto& nm : matrices()) {
+    const auto& a = nm.a;
+    const auto x = test::random_vector<double>(a.cols(), -1.0, 1.0, 91);
+    for (const shape sh : {shape{4096, 1023, 64}, shape{1, 64, 7}, shape{4, 1023, 1}}) {
+      const auto w = d::build_windowed_layout<int64_t>(a.rows(), a.cols(), a.row_ptr().data(), a.col_idx().data(), sh.warps,
+                                                       sh.window, sh.max_slots);
+      const std::string ctx = nm.name + " window " + std::to_string(sh.window) + " slots " + std::to_string(sh.max_slots);
+      BOOST_TEST(w.usable() == windowed_applies(a), ctx << ": " << (w.usable() ? "built" : w.why_not));
+      if (!w.usable()) {
+        ++refused;
+        BOOST_TEST(w.why_not.find("entries (at most 2048)") != std::string::npos, ctx << ": " << w.why_not);
+        continue;
+      }
+      ++built;
+      padded += w.padding;
+      multi_slot += !w.row_slot.empty();
+      const auto v = check_windowed_layout(a, w, sh.max_slots, x);
+      BOOST_TEST(v.bad == 0, ctx << ": " << v.bad << " problems; first: " << v.first);
+    }
+  }
+  BOOST_TEST(built >= 3 * 20);
+  BOOST_TEST(refused > 0, "no test matrix has rows beyond the slots: the refusal went untested");
+  BOOST_TEST(multi_slot > 0, "no test matrix has rows of several slots");
+  BOOST_TEST(padded > 0, "no layout needed padding: the padding path went untested");
+  const std::vector<int64_t> ptr = {0, 1};
+  const std::vector<int64_t> cols = {5};
+  const auto wide = d::build_windowed_layout<int64_t>(1, d::windowed_max_cols + 1, ptr.data(), cols.data(), 1, 4096);
+  BOOST_TEST(wide.why_not.find("4194305 columns (at most 4194304") != std::string::npos, wide.why_not);
+}
+
+// A check that cannot fail is a defect: each white-box checker above rejects a broken structure.
+CPU_TEST_CASE(white_box_checkers_reject_broken_structures) {
+  const auto& ladder = matrix("row_length_ladder").a;  // every tile kind, split rows, rows across merge blocks
+  const auto p = d::build_adaptive_partition(ladder.rows(), ladder.row_ptr().data());
+  BOOST_TEST(check_adaptive_partition(ladder, p).bad == 0);
+  auto bad_p = p;
+  bad_p.tiles.pop_back();
+  BOOST_TEST(check_adaptive_partition(ladder, bad_p).bad > 0, "a tile dropped");
+  bad_p = p;
+  bad_p.tiles.push_back(p.tiles.front());
+  BOOST_TEST(check_adaptive_partition(ladder, bad_p).bad > 0, "a tile repeated");
+  const auto m = d::build_merge_partition(ladder.rows(), ladder.row_ptr().data());
+  BOOST_TEST_REQUIRE((m.blocks.size() >= 3 && !m.split_rows.empty()));
+  BOOST_TEST(check_merge_partition(ladder, m).bad == 0);
+  auto bad_m = m;
+  bad_m.split_rows.pop_back();
+  BOOST_TEST(check_merge_partition(ladder, bad_m).bad > 0, "a crossing row unlisted");
+  bad_m = m;
+  bad_m.blocks[1].nz += 1;
+  BOOST_TEST(check_merge_partition(ladder, bad_m).bad > 0, "a block coordinate moved");
+  const auto& laplace = matrix("laplace2d_33").a;  // 9 patterns
+  const auto t = host_stencil_table(laplace);
+  BOOST_TEST_REQUIRE((t.usable() && t.patterns > 1));
+  BOOST_TEST(check_stencil_table(laplace, t).bad == 0);
+  auto bad_t = t;
+  bad_t.pattern_of_row[0] = static_cast<std::uint8_t>((t.pattern_of_row[0] + 1) % t.patterns);
+  BOOST_TEST(check_stencil_table(laplace, bad_t).bad == 1, "one row given another pattern");
+  const auto& long_rows = matrix("random_65_x_2000_k1000").a;  // 32 slots per row
+  const auto x = test::random_vector<double>(long_rows.cols(), -1.0, 1.0, 92);
+  const auto w = d::build_windowed_layout<int64_t>(long_rows.rows(), long_rows.cols(), long_rows.row_ptr().data(),
+                                                   long_rows.col_idx().data(), 4, 64, 1023);
+  BOOST_TEST_REQUIRE(w.usable());
+  BOOST_TEST(check_windowed_layout(long_rows, w, 1023, x).bad == 0);
+  auto bad_w = w;
+  const auto k = static_cast<std::size_t>(std::find_if(w.source.begin(), w.source.end(), [](int64_t s) { return s >= 0; }) - w.source.begin());
+  bad_w.packed[k] ^= 1u;  // another column
+  BOOST_TEST(check_windowed_layout(long_rows, bad_w, 1023, x).bad > 0, "a word decoding to another column");
+  bad_w = w;
+  bad_w.packed.resize(w.packed.size() - 32);
+  bad_w.source.resize(w.source.size() - 32);
+  bad_w.warp_begin.back() -= 32;
+  BOOST_TEST(check_windowed_layout(long_rows, bad_w, 1023, x).bad > 0, "the last group dropped");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

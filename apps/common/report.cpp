@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "atomic_file.hpp"
+#include "gpukit/atomic_file.hpp"
 #include "gpukit_version.hpp"
 #include "reduce/device.hpp"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "app.hpp"
-#include "atomic_file.hpp"
+#include "gpukit/atomic_file.hpp"
 #include "commands.hpp"
 #include "gpukit/device_buffer.hpp"
 #include "report.hpp"

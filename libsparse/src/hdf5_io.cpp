@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "file_util.hpp"
+#include "gpukit/atomic_file.hpp"
 #include "gpukit/hdf5_handle.hpp"
 #include "instantiate.hpp"
 
@@ -311,7 +312,7 @@ void write_hdf5(const std::string& path, const host_csr<Value, Index>& a, const 
     throw io_error(path + ": not written, y has " + std::to_string(options.y->size()) + " entries, expected rows = " +
                    std::to_string(a.rows()));
   quiet_hdf5 quiet;
-  detail::partial_file pf(path);
+  gpukit::atomic_output pf(path);
   try {
     handle file(H5Fcreate(pf.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
     if (!file.valid()) throw std::runtime_error("cannot create " + pf.temp());
@@ -334,11 +335,15 @@ void write_hdf5(const std::string& path, const host_csr<Value, Index>& a, const 
       write_dataset(group.get(), "y", file_type_of<Value>(), options.y->data(), a.rows(), options.deflate_level);
     group.reset();
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error("flush failed (disk full?)");
-    file.reset();
+    if (file.close() < 0) throw std::runtime_error("close failed (disk full?)");
   } catch (const std::runtime_error& e) {
     throw io_error(path + ": HDF5 write failed: " + e.what());
   }
-  pf.commit();
+  try {
+    pf.commit();
+  } catch (const std::runtime_error& e) {
+    throw io_error(e.what());
+  }
 }
 
 #define SPARSE_H5_INSTANTIATE(V, I)                                                             \

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "file_util.hpp"
+#include "gpukit/atomic_file.hpp"
 #include "instantiate.hpp"
 
 namespace sparse {
@@ -192,13 +193,11 @@ void append_comment(std::string& out, const std::string& comment) {
 }
 
 void write_text(const std::string& path, const std::string& text) {
-  detail::partial_file pf(path);
-  std::FILE* f = std::fopen(pf.temp().c_str(), "wb");
-  if (!f) throw io_error(path + ": cannot open " + pf.temp() + " for writing (" + std::strerror(errno) + ")");
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) throw io_error(path + ": write error (disk full?)");
-  pf.commit();
+  try {
+    gpukit::write_file_atomically(path, text);
+  } catch (const std::runtime_error& e) {
+    throw io_error(e.what());  // the library's error type, naming the path
+  }
 }
 
 /// The size line of a coordinate file, checked against Index and against the bytes that follow.

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpukit/atomic_file.hpp"
 #include "gpukit/hdf5_handle.hpp"
 #include "wsm5/wsm5.hpp"
 
@@ -129,9 +130,9 @@ domain read_hdf5(const std::string& path) {
 
 void write_hdf5(const domain& d, const std::string& path, bool with_outputs) {
   quiet_hdf5 quiet;
-  const std::string tmp = path + ".partial";
-  try {
-    handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  gpukit::atomic_output out(path);
+  {
+    handle file(H5Fcreate(out.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
     if (!file.valid()) throw std::runtime_error(path + ": cannot create file");
     {
       handle space(H5Screate(H5S_SCALAR), H5Sclose);
@@ -161,14 +162,11 @@ void write_hdf5(const domain& d, const std::string& path, bool with_outputs) {
       else write_floats(file.get(), path, n, {ny, nx}, f.data());
     }
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error(path + ": cannot flush");
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
+    // The file is closed here, before commit() syncs and renames it: a failed H5Fclose (a full disk)
+    // must not leave an open file for HDF5's exit-time cleanup.
+    if (file.close() < 0) throw std::runtime_error(path + ": cannot close (disk full?)");
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot rename the finished file into place");
-  }
+  out.commit();
 }
 
 }  // namespace wsm5

@@ -39,6 +39,13 @@ public:
     return *this;
   }
   ~handle() { reset(); }
+  /// Closes now and returns the close function's status (negative: failed, e.g. a file whose final
+  /// write hit a full disk); the handle is invalid afterwards either way.
+  herr_t close() {
+    const herr_t status = id_ >= 0 && close_ ? close_(id_) : 0;
+    id_ = H5I_INVALID_HID;
+    return status;
+  }
   void reset() {
     if (id_ >= 0 && close_) close_(id_);
     id_ = H5I_INVALID_HID;

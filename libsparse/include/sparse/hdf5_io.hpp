@@ -42,7 +42,7 @@ host_csr<Value, Index> read_hdf5(const std::string& path, const std::string& gro
 template <class Value>
 std::optional<std::vector<Value>> read_hdf5_vector(const std::string& path, const std::string& dataset);
 
-/// Writes `a` (and the optional vectors) with the schema above to path + ".partial", then renames it to
+/// Writes `a` (and the optional vectors) with the schema above through gpukit::atomic_output (a unique temporary, fsync), then renames it to
 /// `path`; on any failure the partial file is removed and io_error is thrown.
 ///
 /// Example:

@@ -23,7 +23,7 @@ host_csr<Value, Index> read_matrix_market(const std::string& path);
 
 /// Writes `a` as "%%MatrixMarket matrix coordinate real general" with every stored entry (explicit
 /// zeros included), shortest round-trip decimal values, 1-based indices. `comment` lines (split on
-/// '\n') follow the banner, each prefixed with '%'. Written to path + ".partial" and renamed, so a
+/// '\n') follow the banner, each prefixed with '%'. Written through gpukit::atomic_output (a unique temporary, fsync, rename), so a
 /// failure leaves no partial file. Throws io_error.
 ///
 /// Example:

@@ -33,7 +33,17 @@ inline void check_options(const options& o) {
   if (o.block_size != 0 && o.block_size != 128 && o.block_size != 256)
     throw std::invalid_argument("block_size must be 0 (automatic), 128 or 256");
   if (o.grid_blocks < 0) throw std::invalid_argument("grid_blocks must be >= 0");
+  if (o.residual_check_every < -1) throw std::invalid_argument("residual_check_every must be >= -1");
 }
+
+/// options::residual_check_every resolved: -1 means 10 in float (whose recurrences drift within tens of
+/// iterations on cond ~1e5) and 50 in double.
+template <class Value>
+inline int pipecg_check_every(const options& o) {
+  if (o.residual_check_every >= 0) return o.residual_check_every;
+  return sizeof(Value) == 4 ? 10 : 50;
+}
+
 
 /// The stopping test ||r||^2 <= threshold2 = max(rtol^2 ||b||^2, atol^2).
 inline double threshold2(const options& o, double b_norm2) {

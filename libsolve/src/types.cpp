@@ -33,6 +33,7 @@ const char* to_string(stop_reason r) {
     case stop_reason::max_iterations: return "max_iterations";
     case stop_reason::breakdown: return "breakdown";
     case stop_reason::non_finite: return "non_finite";
+    case stop_reason::stagnated: return "stagnated";
   }
   return "?";
 }
@@ -59,6 +60,10 @@ std::string result::summary() const {
       return m + " did not converge in " + std::to_string(iterations) + " iterations" + replaced() + ": residual " +
              sci(rhs_norm > 0 ? residual_norm / rhs_norm : residual_norm) + " relative to ||b||, true relative residual " +
              sci(true_relative_residual);
+    case stop_reason::stagnated:
+      return m + " stagnated after " + std::to_string(iterations) + " iterations" + replaced() +
+             ": the true relative residual " + sci(true_relative_residual) +
+             " stopped falling above the tolerance (below what this precision attains here)";
     case stop_reason::breakdown: {
       std::string why = breakdown.quantity == "p.Ap" ? " <= 0 (is the matrix symmetric positive definite?)" : " == 0";
       return m + " breakdown at iteration " + std::to_string(breakdown.iteration) + ": " + breakdown.quantity +

@@ -28,7 +28,7 @@ private:
 class handle {
 public:
   handle() = default;
-  handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  handle(hid_t id, herr_t (*closer)(hid_t)) : id_(id), close_(closer) {}
   handle(const handle&) = delete;
   handle& operator=(const handle&) = delete;
   handle(handle&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), close_(o.close_) {}

@@ -2,12 +2,14 @@
 // scalars on the device) and applied to many right-hand sides, stream-ordered. No CUDA syntax.
 //
 // What one iteration costs (n rows; "pass" = one read or write of an n-vector; SpMV = one operator apply):
-//   cg       SpMV + 3 kernels: p.Ap (2 passes); x += a p, r -= a q with r.r fused (6); p = r + b p (3)
-//   pcg      as cg with z = D^-1 r recomputed where it is used: r.z fused with the update (7), p update (4)
+//   cg       SpMV + 2 kernels: p.q, q.r, q.q in one pass (3 passes: alpha and beta both known before r
+//            changes); r -= a q, x += a p, p = r + b p with r.r in one pass (7). 12 with the SpMV's 2.
+//   pcg      as cg with z = D^-1 r recomputed where it is used (D^-1 read in both passes): 14
 //   bicgstab 2 SpMV + 5 kernels: p update (4), r_hat.v (2), s = r - a v (3), t.s and t.t in one pass (2),
 //            x, r update with r.r and r_hat.r fused (7)
-//   pipecg   SpMV + 1 kernel: the six vector updates with r.r and w.r fused (13 passes); a residual
-//            replacement (krylov_method::pipecg) adds 2 SpMV + 2 kernels, enqueued by the host at the status
+//   pipecg   SpMV + 1 kernel: the six vector updates with r.r and w.r fused (13 passes); every
+//            options::residual_check_every iterations a gap check (SpMV + 1 kernel); a refresh or restart
+//            (krylov_method::pipecg) adds 2 to 4 SpMV + 2 kernels, enqueued by the host at the status
 //            check after the device raised it (the iterations in between are no-ops, launched again)
 // Every scalar (alpha, beta, rho, omega, residual norms) lives in device memory and is computed by the last
 // block of the kernel whose reduction produces it; nothing reaches the host inside the loop except the

@@ -14,11 +14,14 @@ namespace solve {
 ///  * bicgstab: BiCGStab (van der Vorst 1992), A nonsingular, no preconditioner.
 ///  * pipecg:   pipelined CG (Ghysels and Vanroose 2014, Alg. 4 without preconditioner): the two dots of an
 ///              iteration are taken in the same pass as its six vector updates, so one iteration is one SpMV
-///              plus ONE fused kernel (cg: SpMV plus three). Same iterates as cg in exact arithmetic; its
-///              recurrences for r, w = A r and p.Ap drift from their definitions (Cools et al. 2018), so it
-///              replaces its residual (r = b - A x, w = A r, beta = 0: a restart) when the recurrence's p.Ap
-///              is <= 0 or not finite, and when the recurrence claims convergence (which counts only if the
-///              recomputed residual passes too). See result::replacements.
+///              plus ONE fused kernel (cg: SpMV plus two). Same iterates as cg in exact arithmetic; its
+///              recurrences for r, w = A r, s = A p, z = A s drift from their definitions far faster than
+///              cg's (Cools et al. 2018; in float it diverged), so: every options::residual_check_every
+///              iterations it measures ||(b - A x) - r|| and, above 1e-3 ||r||, REFRESHES r, w, s, z from x
+///              and p keeping the direction (its scalars recomputed so the next direction is A-conjugate to
+///              it); a recurrence that claims convergence is refreshed too and the recomputed residual
+///              decides (stop_reason::stagnated when that cannot reach the tolerance); a recurrence p.Ap
+///              <= 0 RESTARTS it (r = b - A x, w = A r, beta = 0). See result::replacements.
 enum class krylov_method { cg, pcg, bicgstab, pipecg };
 
 /// "cg", "pcg", "bicgstab", "pipecg".
@@ -32,11 +35,15 @@ std::vector<krylov_method> all_krylov_methods();
 ///  * converged:      ||r_k|| <= max(rtol ||b||, atol) for the recursively updated residual r_k.
 ///  * max_iterations: max_iterations iterations ran without that.
 ///  * breakdown:      a quantity the method divides by vanished or had the wrong sign (see breakdown_info);
-///                    for pipecg, p.Ap <= 0 right after a residual replacement (computed from the true residual).
+///                    for pipecg, p.Ap <= 0 right after a restart (computed from the true residual).
 ///  * non_finite:     NaN or Inf appeared in a residual norm or a scalar of the iteration.
-enum class stop_reason { converged, max_iterations, breakdown, non_finite };
+///  * stagnated:      pipecg only: the recurrence claimed convergence twice and b - A x, recomputed each
+///                    time, did not fall below the tolerance nor by half in between: the tolerance is below
+///                    the accuracy this precision attains on this problem (true_relative_residual says how
+///                    far it got).
+enum class stop_reason { converged, max_iterations, breakdown, non_finite, stagnated };
 
-/// "converged", "max_iterations", "breakdown", "non_finite".
+/// "converged", "max_iterations", "breakdown", "non_finite", "stagnated".
 const char* to_string(stop_reason r);
 
 /// How a solve runs. The defaults suit a well-conditioned SPD system in double.
@@ -62,6 +69,12 @@ struct options {
   /// 256) and blocks (0 = enough to fill the GPU, capped by the vector length). std::invalid_argument otherwise.
   int block_size = 0;
   int grid_blocks = 0;
+  /// pipecg: every this many iterations, the gap ||(b - A x) - r|| between the true residual and the
+  /// recurrence's is measured (one extra SpMV and one pass); when it exceeds 1e-3 ||r||, r, w, s and z are
+  /// recomputed from x and p (three more SpMVs) keeping the direction (a refresh, see krylov_method).
+  /// -1: automatic, 10 in float, 50 in double; 0: never (only the refreshes at the stopping test and the
+  /// restarts at p.Ap <= 0). Other methods ignore it.
+  int residual_check_every = -1;
   /// Called on the host at every status check (every check_every iterations) with the iterations done and
   /// the current ||r_k||, for progress reports; libraries never print, the caller decides. Empty: none.
   std::function<void(int iterations, double residual_norm)> progress;
@@ -85,7 +98,7 @@ struct result {
   double rhs_norm = 0;                    ///< ||b||
   std::vector<double> history;            ///< ||r_k||, k = 0 .. iterations (empty unless keep_history)
   breakdown_info breakdown;               ///< meaningful when reason is breakdown or non_finite
-  /// pipecg: how many times the residual was replaced by b - A x and the recurrence restarted (0 for the
+  /// pipecg: how many times its vectors were recomputed from x (refreshes and restarts; 0 for the
   /// other methods). A recomputation that only confirms convergence is not counted.
   int replacements = 0;
   /// One line: "cg converged in 31 iterations, true relative residual 3.1e-09" or "cg breakdown at

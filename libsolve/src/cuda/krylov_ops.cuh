@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "pipe_scalars.hpp"
 #include "solver_state.hpp"
 
 namespace solve::detail {
@@ -97,62 +98,75 @@ struct cg_init {
   }
 };
 
-/// p.q with q = A p; alpha = rho / p.Ap, breakdown when p.Ap <= 0.
-template <class V>
-struct cg_pap {
-  static constexpr int k = 1;
+// One iteration is the SpMV q = A p and two passes (see the CPU path's cg for the algebra):
+//   cg_dots: p.q, q.z(r), q.z(q) (z(v) = D^-1 v for pcg, v for cg) -> alpha = rho / p.q and
+//            rho_new = rho - 2 alpha q.z(r) + alpha^2 q.z(q), beta = rho_new / rho, before r changes;
+//   cg_step: r -= alpha q, x += alpha p, p = z(r) + beta p, summing the actual r.r (stopping) and r.z.
+// n-vector passes per iteration (reads + writes), the matrix read once besides:
+//   this formulation:  SpMV 2 (p, q) + dots 3 (p, q, r) + step 7 (r q x p; r x p)  = 12 (pcg: + D^-1 twice, 14)
+//   before (4 kernels): SpMV 2 + p.q 2 + x, r update with r.r 6 + p update 3       = 13 (pcg 15)
+//   textbook (CUDA samples, 7 library calls): 16
+//   11 is possible (drop the read of r from the dots by taking r.q = p.q, which holds only while p_old
+//   stays A-conjugate to p: Saad's single-reduction variant, unstable in float), and 10 with p.Ap taken
+//   in the SpMV's epilogue (needs a libsparse hook); neither is done here.
+// Launches per iteration: 3 (was 4).
+
+/// p.q, q.z(r), q.z(q) with q = A p; alpha = rho / p.q (p.q <= 0: breakdown), beta from the expansion.
+template <class V, bool Jacobi>
+struct cg_dots {
+  static constexpr int k = 3;
   static constexpr bool gated = true;
   const V* p;
   const V* q;
+  const V* r;
+  const V* dinv;
   __device__ void load(const solver_state&) {}
-  __device__ void operator()(idx i, double (&t)[k]) const { t[0] = static_cast<double>(p[i]) * q[i]; }
+  __device__ void operator()(idx i, double (&t)[k]) const {
+    const V qi = q[i], ri = r[i];
+    const V zr = Jacobi ? dinv[i] * ri : ri;
+    const V zq = Jacobi ? dinv[i] * qi : qi;
+    t[0] = static_cast<double>(p[i]) * qi;
+    t[1] = static_cast<double>(qi) * zr;
+    t[2] = static_cast<double>(qi) * zq;
+  }
   __device__ void finish(const double* s, solver_state* st) const {
     if (broke(st, quantity_pap, st->iterations + 1, s[0], true)) return;
-    st->alpha = st->rho / s[0];
+    const double alpha = st->rho / s[0];
+    const double rho_est = st->rho - 2 * alpha * s[1] + alpha * alpha * s[2];
+    st->alpha = alpha;
+    st->beta = fmax(rho_est, 0.0) / st->rho;
   }
 };
 
-/// x += alpha p, r -= alpha q; sums r.r (and r.z, z = D^-1 r, for pcg); beta = rho_new / rho.
+/// r -= alpha q, x += alpha p, p = z(r) + beta p; sums r.r and r.z; the stopping test; rho = r.z.
 template <class V, bool Jacobi>
-struct cg_update {
+struct cg_step {
   static constexpr int k = Jacobi ? 2 : 1;
   static constexpr bool gated = true;
   V* x;
   V* r;
-  const V* p;
+  V* p;
   const V* q;
   const V* dinv;
   double* history;
-  V alpha;
-  __device__ void load(const solver_state& st) { alpha = static_cast<V>(st.alpha); }
+  V alpha, beta;
+  __device__ void load(const solver_state& st) {
+    alpha = static_cast<V>(st.alpha);
+    beta = static_cast<V>(st.beta);
+  }
   __device__ void operator()(idx i, double (&t)[k]) const {
-    x[i] += alpha * p[i];
     const V ri = r[i] - alpha * q[i];
+    const V pi = p[i];
     r[i] = ri;
+    x[i] += alpha * pi;
+    const V zi = Jacobi ? dinv[i] * ri : ri;
+    p[i] = zi + beta * pi;
     t[0] = sq(ri);
-    if constexpr (Jacobi) t[1] = static_cast<double>(ri) * (dinv[i] * ri);
+    if constexpr (Jacobi) t[1] = static_cast<double>(ri) * zi;
   }
   __device__ void finish(const double* s, solver_state* st) const {
     if (record(st, s[0], history)) return;
-    const double rho_new = Jacobi ? s[1] : s[0];
-    st->beta = rho_new / st->rho;
-    st->rho = rho_new;
-  }
-};
-
-/// p = z + beta p, z = D^-1 r (pcg) or r (cg).
-template <class V>
-struct cg_direction {
-  static constexpr int k = 0;
-  static constexpr bool gated = true;
-  const V* r;
-  const V* dinv;
-  V* p;
-  V beta;
-  __device__ void load(const solver_state& st) { beta = static_cast<V>(st.beta); }
-  __device__ void operator()(idx i) const {
-    const V zi = dinv ? dinv[i] * r[i] : r[i];
-    p[i] = zi + beta * p[i];
+    st->rho = Jacobi ? s[1] : s[0];
   }
 };
 
@@ -336,6 +350,7 @@ struct pipe_first {
   __device__ void finish(const double* sum, solver_state* st) const {
     if (broke(st, quantity_pap, 1, sum[1], true)) return;
     st->gamma = sum[0];
+    st->gamma_prev = sum[0];
     st->alpha = sum[0] / sum[1];
     st->beta = 0;
   }
@@ -343,8 +358,10 @@ struct pipe_first {
 
 /// Ghysels-Vanroose Alg. 4 (M = I), one pass with q = A w:
 ///   z = q + beta z, s = w + beta s, p = r + beta p, x += alpha p, r -= alpha s, w -= alpha z;
-/// sums gamma = r.r and delta = w.r of the new r, w; then beta = gamma / gamma_old and
+/// (beta == 0, after the start or a restart: z = q, s = w, p = r without reading the old ones, which may
+/// hold Inf); sums gamma = r.r and delta = w.r of the new r, w; then beta = gamma / gamma_old and
 /// alpha = gamma / (delta - beta gamma / alpha_old), whose divisor is p.Ap of the next direction.
+/// Pass count: reads q z s p x r w (7), writes z s p x r w (6): 13, plus the SpMV's 2.
 template <class V>
 struct pipe_update {
   static constexpr int k = 2;
@@ -358,28 +375,30 @@ struct pipe_update {
   V* w;
   double* history;
   V alpha, beta;
+  bool fresh;
   __device__ void load(const solver_state& st) {
     alpha = static_cast<V>(st.alpha);
     beta = static_cast<V>(st.beta);
+    fresh = st.beta == 0;
   }
   __device__ void operator()(idx i, double (&t)[k]) const {
-    const V zi = q[i] + beta * z[i];
-    const V si = w[i] + beta * s[i];
-    const V pi = r[i] + beta * p[i];
+    const V ri = r[i], wi = w[i];
+    const V zi = fresh ? q[i] : q[i] + beta * z[i];
+    const V si = fresh ? wi : wi + beta * s[i];
+    const V pi = fresh ? ri : ri + beta * p[i];
     z[i] = zi;
     s[i] = si;
     p[i] = pi;
     x[i] += alpha * pi;
-    const V ri = r[i] - alpha * si;
-    const V wi = w[i] - alpha * zi;
-    r[i] = ri;
-    w[i] = wi;
-    t[0] = sq(ri);
-    t[1] = static_cast<double>(wi) * ri;
+    const V rn = ri - alpha * si;
+    const V wn = wi - alpha * zi;
+    r[i] = rn;
+    w[i] = wn;
+    t[0] = sq(rn);
+    t[1] = static_cast<double>(wn) * rn;
   }
-  /// The stopping test and the p.Ap test raise status_replace instead of stopping (see pipe_restart):
-  /// a converged recurrence is confirmed from b - A x, a p.Ap <= 0 is a breakdown only in the first
-  /// iteration after a replacement (or the start).
+  /// The stopping test raises status_claim (a refresh decides from b - A x); a p.Ap <= 0 raises
+  /// status_replace (a restart), or is a breakdown in the first iteration after a restart (or the start).
   __device__ void finish(const double* sum, solver_state* st) const {
     const int it = ++st->iterations;
     const double rr = sum[0];
@@ -389,11 +408,13 @@ struct pipe_update {
       broke(st, quantity_rr, it, rr, false);
       return;
     }
+    st->gamma_prev = st->gamma;
+    st->gamma = rr;
     if (rr <= st->threshold2) {
-      st->status = status_replace;
+      st->status = status_claim;
       return;
     }
-    const double beta_new = rr / st->gamma;
+    const double beta_new = rr / st->gamma_prev;
     const double pap = sum[1] - beta_new * rr / st->alpha;
     if (!(pap > 0) || !isfinite(pap)) {
       if (it == st->replaced_at + 1) broke(st, quantity_pap, it + 1, pap, true);
@@ -402,63 +423,107 @@ struct pipe_update {
     }
     st->beta = beta_new;
     st->alpha = rr / pap;
-    st->gamma = rr;
   }
 };
 
-/// Residual replacement, first half (q = A x): r = b - q, z = s = p = 0. Launched by the host only when the
-/// status is status_replace, so not gated.
+/// The gap check every options::residual_check_every iterations (q = A x): sums ||(b - q) - r||^2 and
+/// r.r; a gap above pipe_gap_ratio ||r|| raises status_refresh. Gated: skipped after a stop or a raised
+/// status.
 template <class V>
-struct pipe_replace {
+struct pipe_gap {
+  static constexpr int k = 2;
+  static constexpr bool gated = true;
+  const V* b;
+  const V* q;
+  const V* r;
+  __device__ void load(const solver_state&) {}
+  __device__ void operator()(idx i, double (&t)[k]) const {
+    const double e = (static_cast<double>(b[i]) - static_cast<double>(q[i])) - static_cast<double>(r[i]);
+    t[0] = e * e;
+    t[1] = sq(r[i]);
+  }
+  __device__ void finish(const double* sum, solver_state* st) const {
+    if (sum[0] > pipe_gap_ratio * pipe_gap_ratio * sum[1]) st->status = status_refresh;
+  }
+};
+
+/// r = b - q (q = A x): the first kernel of a restart or a refresh, launched by the host only when the
+/// status asks for one, so not gated.
+template <class V>
+struct pipe_residual {
   static constexpr int k = 0;
   static constexpr bool gated = false;
   const V* b;
   const V* q;
   V* r;
-  V* z;
-  V* s;
-  V* p;
   __device__ void load(const solver_state&) {}
-  __device__ void operator()(idx i) const {
-    r[i] = b[i] - q[i];
-    z[i] = V(0);
-    s[i] = V(0);
-    p[i] = V(0);
-  }
+  __device__ void operator()(idx i) const { r[i] = b[i] - q[i]; }
 };
 
-/// Residual replacement, second half (w = A r): gamma = r.r, delta = w.r from the recomputed vectors. The
-/// recomputed ||r|| replaces the recorded one; it decides convergence; delta <= 0 is a breakdown; otherwise
-/// the recurrence restarts (beta = 0) and the status is running again.
+/// The last kernel of a restart (mode status_replace: r, w = A r recomputed) or a refresh (status_refresh
+/// or status_claim: s = A p and z = A s as well): sums r.r, r.w, r.s, p.w, p.s, r.p (pipe_sum order). The
+/// recomputed ||r|| replaces the recorded one and decides convergence; an unconfirmed claim that did not
+/// halve ||b - A x|| since the previous one stops as stagnated; a refresh takes pipe_refresh's scalars
+/// (keeping p), falling back to a restart when they are not positive and finite; a restart sets
+/// alpha = r.r / r.w, beta = 0 (r.w <= 0: breakdown). Not gated.
 template <class V>
-struct pipe_restart {
-  static constexpr int k = 2;
+struct pipe_recomputed {
+  static constexpr int k = pipe_sums;
   static constexpr bool gated = false;
   const V* r;
   const V* w;
+  const V* s;
+  const V* p;
   double* history;
+  int mode;
   __device__ void load(const solver_state&) {}
   __device__ void operator()(idx i, double (&t)[k]) const {
-    t[0] = sq(r[i]);
-    t[1] = static_cast<double>(w[i]) * r[i];
+    const double ri = r[i], wi = w[i];
+    const bool keep = mode != status_replace;
+    const double si = keep ? static_cast<double>(s[i]) : 0.0, pi = keep ? static_cast<double>(p[i]) : 0.0;
+    t[pipe_rr] = ri * ri;
+    t[pipe_rw] = ri * wi;
+    t[pipe_rs] = ri * si;
+    t[pipe_pw] = pi * wi;
+    t[pipe_ps] = pi * si;
+    t[pipe_rp] = ri * pi;
   }
   __device__ void finish(const double* sum, solver_state* st) const {
     const int it = st->iterations;
-    st->rr = sum[0];
-    if (history) history[it] = sqrt(sum[0]);
-    if (!isfinite(sum[0])) {
-      broke(st, quantity_rr, it, sum[0], false);
+    const double rr = sum[pipe_rr];
+    st->rr = rr;
+    if (history) history[it] = sqrt(rr);
+    if (!isfinite(rr)) {
+      broke(st, quantity_rr, it, rr, false);
       return;
     }
-    if (sum[0] <= st->threshold2) {
+    if (rr <= st->threshold2) {
       st->status = status_converged;
       return;
     }
-    if (broke(st, quantity_pap, it + 1, sum[1], true)) return;
+    if (mode == status_claim) {
+      if (st->claim_rr > 0 && rr > 0.25 * st->claim_rr) {
+        st->status = status_stagnated;
+        return;
+      }
+      st->claim_rr = rr;
+    }
+    if (mode != status_replace) {
+      const pipe_refresh_scalars sc = pipe_refresh(sum);
+      if (sc.ok) {
+        ++st->replacements;
+        st->gamma = rr;
+        st->beta = sc.beta;
+        st->alpha = sc.alpha;
+        st->status = status_running;
+        return;
+      }
+    }
+    if (broke(st, quantity_pap, it + 1, sum[pipe_rw], true)) return;
     ++st->replacements;
     st->replaced_at = it;
-    st->gamma = sum[0];
-    st->alpha = sum[0] / sum[1];
+    st->gamma = rr;
+    st->alpha = rr / sum[pipe_rw];
     st->beta = 0;
     st->status = status_running;
   }

@@ -25,6 +25,9 @@ namespace solve {
 
 using detail::solver_state;
 
+/// The most sums any op yields (pipe_recomputed: 6).
+constexpr int max_sums = detail::pipe_sums;
+
 template <class Value>
 struct solver<Value>::impl {
   const linear_operator<Value>* a = nullptr;
@@ -35,9 +38,9 @@ struct solver<Value>::impl {
   // Vectors, named by cg's roles; the other methods reuse them (see solve_impl).
   gpukit::device_buffer<Value> v0, v1, v2, v3, v4, v5;
   gpukit::device_buffer<Value> dinv;
-  gpukit::device_buffer<Value> terms;      // reproducible: 4 n
-  gpukit::device_buffer<Value> term_sums;  // reproducible: 4
-  gpukit::device_buffer<double> partials;  // grid * 4 doubles: per-block sums of fused_pass
+  gpukit::device_buffer<Value> terms;      // reproducible: max_sums n
+  gpukit::device_buffer<Value> term_sums;  // reproducible: max_sums
+  gpukit::device_buffer<double> partials;  // grid * max_sums doubles: per-block sums of fused_pass
   gpukit::device_buffer<double> history;
   gpukit::device_buffer<solver_state> state;
   std::unique_ptr<reduce::workspace> rws;
@@ -57,6 +60,7 @@ struct solver<Value>::impl {
 
   template <int Block, class Op>
   void pass_shaped(const Op& op) {
+    static_assert(Op::k <= max_sums, "partials and terms hold max_sums sums per block");
     if constexpr (Op::k == 0) {
       detail::map_pass<Block><<<grid, Block, 0, stream>>>(op, n, state.data());
       GPUKIT_CHECK_LAUNCH();
@@ -112,7 +116,8 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
 
   // One iteration of each method, enqueued; the ops read their scalars from the device state.
   std::function<void()> iterate;
-  std::function<void()> replace;  // pipecg: enqueued when the status check finds status_replace
+  std::function<void(int)> replace;  // pipecg: enqueued when the status check asks for a recomputation
+  std::function<void()> gap_check;   // pipecg: every residual_check_every iterations
   Value* scratch = v2.data();  // A x at the end
   switch (opt.method) {
     case krylov_method::cg:
@@ -121,10 +126,13 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
       pass(detail::cg_init<Value>{b, q0, jac, r, p, hist});
       iterate = [=] {
         apply(p, q);
-        pass(detail::cg_pap<Value>{p, q});
-        if (jac) pass(detail::cg_update<Value, true>{x, r, p, q, jac, hist, Value(0)});
-        else pass(detail::cg_update<Value, false>{x, r, p, q, nullptr, hist, Value(0)});
-        pass(detail::cg_direction<Value>{r, jac, p, Value(0)});
+        if (jac) {
+          pass(detail::cg_dots<Value, true>{p, q, r, jac});
+          pass(detail::cg_step<Value, true>{x, r, p, q, jac, hist, Value(0), Value(0)});
+        } else {
+          pass(detail::cg_dots<Value, false>{p, q, r, nullptr});
+          pass(detail::cg_step<Value, false>{x, r, p, q, nullptr, hist, Value(0), Value(0)});
+        }
       };
       break;
     }
@@ -149,31 +157,46 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
       pass(detail::pipe_first<Value>{r, w});
       iterate = [=] {
         apply(w, q);
-        pass(detail::pipe_update<Value>{q, z, s, p, x, r, w, hist, Value(0), Value(0)});
+        pass(detail::pipe_update<Value>{q, z, s, p, x, r, w, hist, Value(0), Value(0), false});
       };
-      replace = [=] {
+      // Enqueued when the status check finds status_replace (restart: r = b - A x, w = A r), or
+      // status_refresh / status_claim (refresh: s = A p, z = A s as well, p kept); see pipe_recomputed.
+      replace = [=](int mode) {
         apply(x, q);
-        pass(detail::pipe_replace<Value>{b, q, r, z, s, p});
+        pass(detail::pipe_residual<Value>{b, q, r});
         apply(r, w);
-        pass(detail::pipe_restart<Value>{r, w, hist});
+        if (mode != detail::status_replace) {
+          apply(p, s);
+          apply(s, z);
+        }
+        pass(detail::pipe_recomputed<Value>{r, w, s, p, hist, mode});
+      };
+      gap_check = [=] {
+        apply(x, q);
+        pass(detail::pipe_gap<Value>{b, q, r});
       };
       break;
     }
   }
 
-  // The loop: check_every iterations between status checks; iterations after a stop (or after pipecg's
-  // status_replace) are no-ops. The segment is sized from the device's own count, so iterations skipped
-  // while a replacement waited for the check are launched again.
+  // The loop: check_every iterations between status checks; iterations after a stop (or after a pipecg
+  // status asking for a recomputation) are no-ops. The segment is sized from the device's own count, so
+  // iterations skipped while a recomputation waited for the check are launched again, and pipecg's gap
+  // check lands after iterations that are multiples of its period, as on the CPU path.
+  const int gap_every = opt.method == krylov_method::pipecg ? detail::pipecg_check_every<Value>(opt) : 0;
   fetch(false);
   for (;;) {
-    if (host_state->status == detail::status_replace) {
-      replace();
+    const int status = host_state->status;
+    if (status == detail::status_replace || status == detail::status_refresh || status == detail::status_claim) {
+      replace(status);
       fetch(false);
       continue;
     }
-    if (host_state->status != detail::status_running || host_state->iterations >= opt.max_iterations) break;
-    const int segment = std::min(opt.check_every, opt.max_iterations - host_state->iterations);
+    if (status != detail::status_running || host_state->iterations >= opt.max_iterations) break;
+    int segment = std::min(opt.check_every, opt.max_iterations - host_state->iterations);
+    if (gap_every > 0) segment = std::min(segment, gap_every - host_state->iterations % gap_every);
     for (int k = 0; k < segment; ++k) iterate();
+    if (gap_every > 0 && (host_state->iterations + segment) % gap_every == 0) gap_check();
     fetch(static_cast<bool>(opt.progress));
     if (opt.progress) opt.progress(host_state->iterations, std::sqrt(host_state->rr));
   }
@@ -190,6 +213,7 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
     case detail::status_converged: res.reason = stop_reason::converged; break;
     case detail::status_breakdown: res.reason = stop_reason::breakdown; break;
     case detail::status_non_finite: res.reason = stop_reason::non_finite; break;
+    case detail::status_stagnated: res.reason = stop_reason::stagnated; break;
     default: res.reason = stop_reason::max_iterations; break;
   }
   res.converged = res.reason == stop_reason::converged;
@@ -224,12 +248,12 @@ solver<Value>::solver(const linear_operator<Value>& a, const options& opt) : imp
   const std::int64_t needed = (s.n + s.block - 1) / s.block;
   s.grid = static_cast<int>(opt.grid_blocks ? opt.grid_blocks : std::max<std::int64_t>(1, std::min(full, needed)));
   for (auto* v : {&s.v0, &s.v1, &s.v2, &s.v3, &s.v4, &s.v5}) *v = gpukit::device_buffer<Value>(s.n);
-  s.partials = gpukit::device_buffer<double>(static_cast<std::int64_t>(s.grid) * 4);
+  s.partials = gpukit::device_buffer<double>(static_cast<std::int64_t>(s.grid) * max_sums);
   if (opt.keep_history) s.history = gpukit::device_buffer<double>(static_cast<std::int64_t>(opt.max_iterations) + 1);
   s.state = gpukit::device_buffer<solver_state>(1);
   if (opt.reproducible) {
-    s.terms = gpukit::device_buffer<Value>(4 * s.n);
-    s.term_sums = gpukit::device_buffer<Value>(4);
+    s.terms = gpukit::device_buffer<Value>(max_sums * s.n);
+    s.term_sums = gpukit::device_buffer<Value>(max_sums);
     s.rws = std::make_unique<reduce::workspace>();
   }
   GPUKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.host_state), sizeof(solver_state)));

@@ -10,10 +10,17 @@ enum status_code : int {
   status_breakdown = 2,
   status_non_finite = 3,
   status_bad_rhs = 4,  ///< NaN/Inf in b: the host throws std::invalid_argument
-  /// pipecg: the recurrence asks for its residual to be recomputed (p.Ap <= 0 or not finite, or ||r|| passed
-  /// the stopping test). Gated kernels skip, like after a stop; the host sees it at its next status check and
-  /// enqueues the replacement, whose last kernel sets the status back to running (or to a stop).
+  /// pipecg: the recurrence asks for a restart (its p.Ap <= 0 or not finite). Gated kernels skip, like after
+  /// a stop; the host sees it at its next status check and enqueues r = b - A x, w = A r and pipe_recomputed,
+  /// which sets the status back to running (or to a stop).
   status_replace = 5,
+  /// pipecg: the gap check found ||(b - A x) - r|| > pipe_gap_ratio ||r||: a refresh (r, w, s, z
+  /// recomputed, p kept), enqueued by the host like status_replace.
+  status_refresh = 6,
+  /// pipecg: the recurrence passed the stopping test: a refresh whose recomputed residual decides.
+  status_claim = 7,
+  /// pipecg: a claim not confirmed twice in a row without progress (stop_reason::stagnated).
+  status_stagnated = 8,
 };
 
 enum quantity_code : int { quantity_none = 0, quantity_pap, quantity_rhat_v, quantity_omega, quantity_rho, quantity_rr };
@@ -34,6 +41,8 @@ struct solver_state {
   double b_norm2 = 0, threshold2 = 0;
   double rr = 0;                     // ||r_k||^2 of the latest iterate
   double rho = 0, alpha = 0, beta = 0, omega = 0, gamma = 0;
+  double gamma_prev = 0;             // pipecg: r.r of the iteration before
+  double claim_rr = 0;               // pipecg: ||b - A x||^2 at the last unconfirmed claim (0: none yet)
   double true_r2 = 0;                // ||b - A x||^2 at the end
   double breakdown_value = 0;
   int status = status_running;

@@ -6,11 +6,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "input_checks.hpp"
+#include "pipe_scalars.hpp"
 
 namespace solve::reference {
 namespace {
@@ -112,35 +114,53 @@ struct tracker {
   }
 };
 
+/// cg and pcg as the GPU runs them (src/cuda/krylov_ops.cuh, cg_dots and cg_step): after q = A p, ONE pass
+/// takes p.q, q.z(r) and q.z(q) (z(v) = D^-1 v, or v for cg), which give alpha = rho / p.q and, before r is
+/// updated, rho_new = r'.z(r') of r' = r - alpha q by expansion: rho - 2 alpha q.z(r) + alpha^2 q.z(q)
+/// (algebra, not a recurrence: no orthogonality assumed); so beta is known and ONE more pass does
+/// r -= alpha q, x += alpha p, p = z(r) + beta p together, summing the actual r.r (the stopping test) and
+/// r.z (the next rho). The expansion cancels when rho_new << rho, but its terms are products exact in
+/// double (float data) summed to ~1e-16 relative, and rho_new / rho per iteration stays far above 1e-8.
 template <class Value, class Index>
 void cg(const sparse::host_csr<Value, Index>& a, std::vector<Value>& x, std::vector<Value>& r, bool jacobi,
         const options& opt, tracker& t) {
   const std::size_t n = x.size();
   std::vector<Value> dinv(n, Value(1)), p(n), q(n);
   if (jacobi) dinv = detail::jacobi_inverse(a);
-  for (std::size_t i = 0; i < n; ++i) p[i] = dinv[i] * r[i];
+  for (std::size_t i = 0; i < n; ++i) p[i] = jacobi ? dinv[i] * r[i] : r[i];
   double rr = dot(r, r), rho = dot(r, p);
   t.record(0, rr);
   if (t.stop_on(0, rr)) return;
   for (int it = 1; it <= opt.max_iterations; ++it) {
     apply(a, p, q);
-    const double pap = dot(p, q);
+    dot2 pq_sum, qr_sum, qq_sum;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Value zr = jacobi ? dinv[i] * r[i] : r[i];
+      const Value zq = jacobi ? dinv[i] * q[i] : q[i];
+      pq_sum.add(p[i], q[i]);
+      qr_sum.add(q[i], zr);
+      qq_sum.add(q[i], zq);
+    }
+    const double pap = pq_sum.value();
     if (t.broke("p.Ap", it, pap, true)) return;
-    const Value alpha = static_cast<Value>(rho / pap);
+    const double alpha_d = rho / pap;
+    const double rho_est = rho - 2 * alpha_d * qr_sum.value() + alpha_d * alpha_d * qq_sum.value();
+    const Value alpha = static_cast<Value>(alpha_d);
+    const Value beta = static_cast<Value>(std::fmax(rho_est, 0.0) / rho);
     dot2 rr_sum, rz_sum;
     for (std::size_t i = 0; i < n; ++i) {
+      const Value ri = r[i] - alpha * q[i];
+      r[i] = ri;
       x[i] += alpha * p[i];
-      r[i] -= alpha * q[i];
-      rr_sum.add(r[i], r[i]);
-      rz_sum.add(r[i], static_cast<double>(dinv[i] * r[i]));
+      const Value zi = jacobi ? dinv[i] * ri : ri;
+      p[i] = zi + beta * p[i];
+      rr_sum.add(ri, ri);
+      rz_sum.add(ri, zi);
     }
     rr = rr_sum.value();
-    const double rz = jacobi ? rz_sum.value() : rr;
     t.record(it, rr);
     if (t.stop_on(it, rr)) return;
-    const Value beta = static_cast<Value>(rz / rho);
-    rho = rz;
-    for (std::size_t i = 0; i < n; ++i) p[i] = dinv[i] * r[i] + beta * p[i];
+    rho = jacobi ? rz_sum.value() : rr;
   }
 }
 
@@ -184,23 +204,28 @@ void bicgstab(const sparse::host_csr<Value, Index>& a, std::vector<Value>& x, st
 }
 
 /// Pipelined CG (Ghysels-Vanroose Alg. 4, M = I) with residual replacement (Cools, Cornelis and Vanroose
-/// 2018; van der Vorst and Ye 2000): the recurrences r -= alpha s, w -= alpha z and the recurrence of
-/// p.Ap = delta - beta gamma / alpha drift from b - A x, A r and the true p.Ap by rounding amplified by the
-/// conditioning (measured before replacement: float poisson2d_48 reached p.Ap = -5.6e-5 at iteration 120,
-/// double jumping2d_40_1e3 and 494_bus p.Ap <= 0 near iterations 1900). So:
-///  * when the recurrence's p.Ap is <= 0 or not finite, or its ||r|| passes the stopping test, replace:
-///    r = b - A x, w = A r (two SpMVs), z = s = p = 0, gamma = r.r, delta = w.r, beta = 0 (a restart
-///    from x: p = r at the next step);
-///  * the recomputed residual decides convergence: a claim that it does not confirm restarts the iteration
-///    (so the reported convergence is that of b - A x, up to the rounding of that one SpMV);
-///  * breakdown only where it recurs at once: delta <= 0 from the recomputed r and w, or p.Ap <= 0 in the
-///    first iteration after a replacement (or after the start, which is one); an SPD matrix does not do that,
-///    an indefinite one does.
-/// Each replacement restarts the Krylov recurrence (CG restarted loses its superlinear phase), so it
-/// happens only on those events, never periodically. Measured on this path (double, rtol 1e-10): poisson,
-/// anisotropic and jagmesh7 problems need none (counts equal to cg's); jumping2d_40_1e3 converges in 2636
-/// iterations with 1 replacement (cg: 1524), 494_bus in 4776 with 2 (Eigen's cg: 1841) -- where, without
-/// replacement, it stopped on p.Ap <= 0 near iteration 1900.
+/// 2018; van der Vorst and Ye 2000). The recurrences r -= alpha s, w -= alpha z, s = w + beta s,
+/// z = q + beta z drift from b - A x, A r, A p, A s by rounding that the pipelining amplifies, far more
+/// than cg's single recurrence: in float on poisson2d_512 (b = A x_true, rtol 1e-5) the recurrence's ||r||
+/// stalled at 2e-5 ||b|| from iteration 100 while b - A x grew to 7e-2 ||b|| by iteration 150, and with
+/// only the remedies below at the stopping test and at p.Ap <= 0, the restarted iteration went on to
+/// ||b - A x|| = 1e18 ||b|| (the H100 bench: 2e9 on poisson3d_160, NaN on poisson2d_2048). So:
+///  * every options::residual_check_every iterations (automatic: 10 in float, 50 in double) the gap
+///    ||(b - A x) - r|| is measured (one SpMV); when it exceeds 1e-3 ||r|| the vectors are REFRESHED:
+///    r = b - A x, w = A r, s = A p, z = A s (three more SpMVs), and the scalars recomputed from them so
+///    that the next direction is A-conjugate to the kept one (detail::pipe_refresh): no restart, so the
+///    convergence rate is kept (float poisson2d_512, b random, rtol 1e-5: 1103 iterations, cg 1108);
+///  * when the recurrence claims convergence, the same refresh: the recomputed ||b - A x|| decides (so the
+///    reported convergence is that of b - A x, up to the rounding of one SpMV). A claim that it does not
+///    confirm is a stagnation stop when ||b - A x|| fell by less than half since the previous unconfirmed
+///    claim (the tolerance lies below what this precision attains: before, that case restarted until
+///    max_iterations, e.g. float poisson3d_40, b = ones, rtol 1e-6: 3975 restarts in 20000 iterations);
+///  * when the recurrence's p.Ap is <= 0 or not finite (or the refreshed one is), RESTART: r = b - A x,
+///    w = A r, beta = 0 (p = r at the next step). Breakdown only where it recurs at once: delta = w.r <= 0
+///    from the recomputed r and w, or p.Ap <= 0 in the first iteration after a restart (or the start);
+///    an SPD matrix does not do that, an indefinite one does.
+/// result::replacements counts refreshes and restarts; a recomputation that only confirms convergence is
+/// not counted.
 template <class Value, class Index>
 void pipecg(const sparse::host_csr<Value, Index>& a, const std::vector<Value>& b, std::vector<Value>& x,
             std::vector<Value>& r, const options& opt, tracker& t) {
@@ -211,38 +236,73 @@ void pipecg(const sparse::host_csr<Value, Index>& a, const std::vector<Value>& b
   t.record(0, gamma);
   if (t.stop_on(0, gamma)) return;
   if (t.broke("p.Ap", 1, delta, true)) return;
-  double alpha = gamma / delta, beta = 0;
-  int replaced_at = 0;  // the start counts as a replacement: its r and w are computed, not recurred
-  // r = b - A x, w = A r, z = s = p = 0, gamma = r.r, alpha = gamma / w.r, beta = 0: a restart from x.
-  // (Replacing s = A p and z = A s too and keeping p, Cools et al.'s variant, was measured here and broke
-  // down at once on jumping2d_40_1e3 and 494_bus: p.Ap <= 0 from the recomputed vectors, p having lost its
-  // A-conjugacy; so the direction is dropped.) True when the iteration goes on, false when it stops here.
-  auto replace = [&](int it) {
+  double alpha = gamma / delta, beta = 0, gamma_prev = gamma;
+  int replaced_at = 0;  // the start counts as a restart: its r and w are computed, not recurred
+  double claim_rr = std::numeric_limits<double>::infinity();  // ||b - A x||^2 at the last unconfirmed claim
+  const double ratio2 = detail::pipe_gap_ratio * detail::pipe_gap_ratio;
+  const int check_every = detail::pipecg_check_every<Value>(opt);
+  // r = b - A x, w = A r; with `keep`, s = A p, z = A s as well. Sums r.r, r.w, r.s, p.w, p.s, r.p.
+  auto recompute = [&](bool keep, double (&d)[6]) {
     apply(a, x, q);
-    for (std::size_t i = 0; i < n; ++i) {
-      r[i] = b[i] - q[i];
-      z[i] = s[i] = p[i] = Value(0);
-    }
+    for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - q[i];
     apply(a, r, w);
-    const double g = dot(r, r), d = dot(w, r);
-    t.amend(g);
-    if (t.stop_on(it, g)) return false;
-    if (t.broke("p.Ap", it + 1, d, true)) return false;
+    if (keep) {
+      apply(a, p, s);
+      apply(a, s, z);
+    }
+    dot2 sum[6];
+    for (std::size_t i = 0; i < n; ++i) {
+      sum[0].add(r[i], r[i]);
+      sum[1].add(r[i], w[i]);
+      sum[2].add(r[i], s[i]);
+      sum[3].add(p[i], w[i]);
+      sum[4].add(p[i], s[i]);
+      sum[5].add(r[i], p[i]);
+    }
+    for (int j = 0; j < 6; ++j) d[j] = sum[j].value();
+  };
+  // A restart from r, w just recomputed: alpha = r.r / w.r, beta = 0. False when the iteration stops.
+  auto restart = [&](int it, double rr, double rw) {
+    if (t.broke("p.Ap", it + 1, rw, true)) return false;
     ++t.res.replacements;
     replaced_at = it;
-    gamma = g;
-    alpha = g / d;
+    gamma = rr;
+    alpha = rr / rw;
     beta = 0;
+    return true;
+  };
+  // The refresh after iteration `it` (gamma = r.r of the recurrence at `it`, gamma_prev the one before);
+  // `claim`: the recurrence passed the stopping test. False when the iteration stops.
+  auto refresh = [&](int it, bool claim) {
+    double d[6];
+    recompute(true, d);
+    const double rr = d[0];
+    t.amend(rr);
+    if (t.stop_on(it, rr)) return false;
+    if (claim) {
+      if (rr > 0.25 * claim_rr) {
+        t.res.reason = stop_reason::stagnated;
+        return false;
+      }
+      claim_rr = rr;
+    }
+    const detail::pipe_refresh_scalars sc = detail::pipe_refresh(d);
+    if (!sc.ok) return restart(it, rr, d[1]);
+    ++t.res.replacements;
+    gamma = rr;
+    beta = sc.beta;
+    alpha = sc.alpha;
     return true;
   };
   for (int it = 1; it <= opt.max_iterations; ++it) {
     apply(a, w, q);
     const Value al = static_cast<Value>(alpha), be = static_cast<Value>(beta);
+    const bool fresh = beta == 0;  // after the start or a restart: z, s, p are not read (they may hold Inf)
     dot2 g_sum, d_sum;
     for (std::size_t i = 0; i < n; ++i) {
-      z[i] = q[i] + be * z[i];
-      s[i] = w[i] + be * s[i];
-      p[i] = r[i] + be * p[i];
+      z[i] = fresh ? q[i] : q[i] + be * z[i];
+      s[i] = fresh ? w[i] : w[i] + be * s[i];
+      p[i] = fresh ? r[i] : r[i] + be * p[i];
       x[i] += al * p[i];
       r[i] -= al * s[i];
       w[i] -= al * z[i];
@@ -255,22 +315,38 @@ void pipecg(const sparse::host_csr<Value, Index>& a, const std::vector<Value>& b
       t.stop_on(it, g);
       return;
     }
+    gamma_prev = gamma;
+    gamma = g;
     if (g <= t.threshold2) {  // the recurrence claims convergence: b - A x decides
-      if (!replace(it)) return;
+      if (!refresh(it, true)) return;
       continue;
     }
-    beta = g / gamma;
+    beta = g / gamma_prev;
     const double pap = d - beta * g / alpha;  // p_{k+1} . A p_{k+1} in exact arithmetic
     if (!(pap > 0) || !std::isfinite(pap)) {
       if (it == replaced_at + 1) {
         t.broke("p.Ap", it + 1, pap, true);
         return;
       }
-      if (!replace(it)) return;
+      double dd[6];
+      recompute(false, dd);
+      t.amend(dd[0]);
+      if (t.stop_on(it, dd[0])) return;
+      if (!restart(it, dd[0], dd[1])) return;
       continue;
     }
     alpha = g / pap;
-    gamma = g;
+    // The periodic gap check (after the scalars of the next step are set, as on the GPU).
+    if (check_every > 0 && it % check_every == 0) {
+      apply(a, x, q);
+      dot2 gap, rr;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double e = (static_cast<double>(b[i]) - static_cast<double>(q[i])) - static_cast<double>(r[i]);
+        gap.add(e, e);
+        rr.add(r[i], r[i]);
+      }
+      if (gap.value() > ratio2 * rr.value() && !refresh(it, false)) return;
+    }
   }
 }
 

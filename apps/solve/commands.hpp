@@ -18,6 +18,7 @@ struct run_options {
   std::string device = "auto";
   std::string json;     // report; empty: none
   std::string history;  // CSV of the residual history; empty: none
+  bool check = false;  // also require the recomputed true residual to meet the tolerance
   bool quiet = false;
 };
 

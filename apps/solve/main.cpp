@@ -41,6 +41,10 @@ int main(int argc, char** argv) {
   r->add_option("--json", run.json, "write the report (apps/README.md, JSON reports) to FILE")->type_name("FILE");
   r->add_option("--history", run.history, "write the residual history (iteration, ||r||, ||r|| / ||b||) as CSV")
       ->type_name("FILE");
+  r->add_flag("--check", run.check,
+               "also require the true relative residual ||b - A x|| / ||b||, recomputed after the solve, to be at most "
+               "max(tol, atol / ||b||) (the recurrence's residual decides convergence; rounding can leave the true one "
+               "above it): exit 1 otherwise");
   gpukit::add_quiet_flag(*r, run.quiet);
   r->callback([&] { action = [&] { return solve_app::run_command(run); }; });
 

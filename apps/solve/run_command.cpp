@@ -2,6 +2,7 @@
 // residual history as CSV. Exit 0 converged; 1 not converged or breakdown (the outputs are written first);
 // 2 bad input naming the file (nothing written); 3 CUDA error.
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -72,6 +73,17 @@ std::string sci(double v) {
   std::ostringstream o;
   o << std::scientific << std::setprecision(3) << v;
   return o.str();
+}
+
+/// --check: the true relative residual ||b - A x|| / ||b||, recomputed after the solve, must meet the
+/// tolerance asked for, max(tol, atol / ||b||); the recurrence's residual, which decides convergence, can
+/// sit below it while rounding leaves the true one above (float on ill-conditioned systems).
+void check_true_residual(const run_options& opt, const solve::result& r, double b_norm) {
+  const double bound = std::max(opt.tol, b_norm > 0 ? opt.atol / b_norm : opt.atol);
+  if (!(r.true_relative_residual <= bound))
+    throw gpukit::check_failed(opt.matrix + ": --check: true relative residual " + sci(r.true_relative_residual) +
+                               " exceeds the tolerance " + sci(bound) + " after " + std::to_string(r.iterations) +
+                               " iterations");
 }
 
 template <class V>
@@ -176,6 +188,7 @@ int run_typed(const run_options& opt) {
     gpukit::report::write(opt.json, j);
   }
   if (!r.converged) throw gpukit::check_failed(opt.matrix + ": " + r.summary());
+  if (opt.check) check_true_residual(opt, r, b_norm);
   return gpukit::exit_ok;
 }
 

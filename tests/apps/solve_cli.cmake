@@ -40,3 +40,11 @@ gpukit_cli_test(NAME solve_run_missing_file EXPECT 2 STDERR_LINES 1
 gpukit_cli_test(NAME solve_run_bad_method EXPECT 2 STDERR_LINES 1
                 COMMAND ${SOLVE} run ${DATA}/sparse/494_bus.mtx --method gmres)
 gpukit_cli_test(NAME solve_bench_help EXPECT 0 COMMAND ${SOLVE} bench --help)
+# --check also asks the recomputed true residual: met in double (494_bus, pcg: 1.0e-9 <= 1e-8), and
+# rejected where the recurrence reached the tolerance but rounding left the true residual far above it
+# (float, tol 1e-10: 5.9e-2 on the CPU path): exit 1, one line.
+gpukit_cli_test(NAME solve_run_check_true_residual_met EXPECT 0
+                COMMAND ${SOLVE} run ${DATA}/sparse/494_bus.mtx --method pcg --check --device cpu)
+gpukit_cli_test(NAME solve_run_check_true_residual_rejected EXPECT 1 STDERR_LINES 1
+                COMMAND ${SOLVE} run ${DATA}/sparse/494_bus.mtx --method pcg --check --device cpu --precision float
+                        --tol 1e-10 --max-iterations 2000)

@@ -131,7 +131,19 @@ void random_row(std::mt19937_64& g, std::int64_t cols, std::int64_t k, std::vect
 template <class Value, class Index>
 host_csr<Value, Index> stencil(std::int64_t n, int dims) {
   if (n < 0) throw std::invalid_argument("generate: grid side n = " + std::to_string(n) + " is negative");
-  if (n > (dims == 2 ? 3037000499 : 2097151)) throw std::invalid_argument("generate: grid side n = " + std::to_string(n) + " overflows 64-bit sizes");
+  // The largest count computed below is nnz = c n^dims - ... with c = 5 (2D) or 7 (3D); rows = n^dims and
+  // the subtracted terms are smaller, so c n^dims <= INT64_MAX makes every product fit. Tested with
+  // floor divisions (a b <= M <=> b <= floor(M / a) for a > 0), which cannot overflow themselves: the
+  // old limits (n^dims fits: 3037000499 / 2097151) let 5 n^2 and 7 n^3 overflow (UBSan, issue 19).
+  {
+    std::int64_t limit = std::numeric_limits<std::int64_t>::max() / (dims == 2 ? 5 : 7);
+    for (int d = 0; d < dims && n > 0; ++d) {
+      if (n > limit)
+        throw std::invalid_argument("generate: grid side n = " + std::to_string(n) + " makes " +
+                                    (dims == 2 ? "5 n^2" : "7 n^3") + " entries, which overflows 64-bit sizes");
+      limit /= n;
+    }
+  }
   const std::int64_t rows = dims == 2 ? n * n : n * n * n;
   const std::int64_t nnz = dims == 2 ? 5 * n * n - 4 * n : 7 * n * n * n - 6 * n * n;
   check_fits<Index>(rows, "rows");

@@ -23,7 +23,10 @@ template <class T>
 std::vector<T> ladder_input(std::int64_t n, std::uint64_t stream) {
   // |x| <= 1000 keeps integer sums exact without wrapping at every hostile size (n < 2^22); wrapping
   // has its own case below.
-  if constexpr (std::is_floating_point_v<T>) return test::random_vector<T>(n, T(-1), T(1), stream);
+  // Floats: mean 1/2 (test::offset_vector). The rungs' bound is gamma_T(k) sum|x| with k up to n - 1
+  // (atomic_global, serial): ~0.2 sum|x| at n = 3e6, which a zero-mean sum (~ sqrt(n/3)) and 0 both met;
+  // with mean 1/2, |sum| ~ n/2 > gamma_T(n) 5n/8 at every hostile size (gamma_T(3e6) = 0.22 < 0.8).
+  if constexpr (std::is_floating_point_v<T>) return test::offset_vector<T>(n, stream);
   else return test::random_vector<T>(n, T(-1000), T(1000), stream);
 }
 
@@ -47,18 +50,38 @@ std::vector<T> run_twice(reduce::ladder_kernel kernel, const gpukit::device_buff
   return results;
 }
 
+// ---- the checkers (fed wrong results by wrong_ladder_sums_are_rejected below) ----
+
+/// A rung's float result on rounded inputs: |got - exact| <= gamma_T(k) * sum|x_i|, k = the rung's longest
+/// accumulation path (ladder_error_depth; Higham 4.2; the atomic stages count as sums in any order, so
+/// atomic_global has k = n - 1). The oracle is exact to long double, far below these bounds.
+template <class T>
+boost::test_tools::predicate_result ladder_rounded_ok(double depth, const std::vector<T>& x, T got) {
+  const auto o = test::oracle::sum(x);
+  return test::within_bound(static_cast<double>(got), o.sum, test::gamma<T>(depth) * static_cast<double>(o.abs_sum));
+}
+/// The exact sum: of exactly summable floats (test::exactly_summable_vector), or of integers modulo 2^bits.
+template <class T>
+T exact_sum(const std::vector<T>& x) {
+  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(test::oracle::sum(x).sum);
+  else return test::oracle::wrapped_sum(x);
+}
+/// Exactly summable inputs and integers: every order is exact, so ==.
+template <class T>
+boost::test_tools::predicate_result ladder_exact_ok(const std::vector<T>& x, T got) {
+  const T expected = exact_sum(x);
+  if (got == expected) return true;
+  boost::test_tools::predicate_result r(false);
+  r.message() << "computed " << got << " vs exact " << expected;
+  return r;
+}
+
 template <class T>
 void check_against_oracle(reduce::ladder_kernel kernel, std::int64_t n, const std::vector<T>& x, T got) {
   if constexpr (std::is_floating_point_v<T>) {
-    // The rung's longest accumulation path has k = ladder_error_depth(kernel, n) additions, so
-    // |error| <= gamma(k) * sum|x_i| (Higham 4.2); the atomic stages count as sums in any order (for
-    // atomic_global, k = n - 1). The oracle is exact to long double, far below these bounds.
-    const auto o = test::oracle::sum(x);
-    const double bound =
-        test::gamma<T>(static_cast<double>(reduce::ladder_error_depth(kernel, n))) * static_cast<double>(o.abs_sum);
-    BOOST_TEST(test::within_bound(static_cast<double>(got), o.sum, bound));
+    BOOST_TEST(ladder_rounded_ok(static_cast<double>(reduce::ladder_error_depth(kernel, n)), x, got));
   } else {
-    BOOST_TEST(got == test::oracle::wrapped_sum(x));  // integers: exact
+    BOOST_TEST(ladder_exact_ok(x, got));  // integers: exact
   }
 }
 
@@ -81,6 +104,17 @@ GPU_TEST_CASE_TEMPLATE(every_rung_matches_oracle_at_every_hostile_size, T, ladde
         check_against_oracle(k, n, x, got[1]);
         // Deterministic rungs repeat bitwise (fixed grid, fixed combination order).
         if (reduce::is_deterministic(k) || !std::is_floating_point_v<T>) BOOST_TEST(got[0] == got[1]);
+      }
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      // Exactly summable inputs: a dropped or perturbed element, which the rounded bound cannot see at
+      // large n (k up to n - 1), fails ==.
+      const std::vector<T> e = test::exactly_summable_vector<T>(n, stream + 5000);
+      const gpukit::device_buffer<T> de(e);
+      for (reduce::ladder_kernel k : reduce::all_ladder_kernels()) {
+        BOOST_TEST_CONTEXT("rung " << reduce::to_string(k) << ", n = " << n << ", exactly summable") {
+          for (T got : run_twice(k, de, ws)) BOOST_TEST(ladder_exact_ok(e, got));
+        }
       }
     }
   }
@@ -178,12 +212,13 @@ CPU_TEST_CASE_TEMPLATE(serial_twin_matches_oracle, T, ladder_types) {
     const T got = reduce::reference::ladder_serial_sum(x.data(), n);
     BOOST_TEST_CONTEXT("n = " << n) {
       if constexpr (std::is_floating_point_v<T>) {
-        // n additions in a chain (the first adds to the exact identity): |error| <= gamma(n) sum|x|.
-        const auto o = test::oracle::sum(x);
-        BOOST_TEST(test::within_bound(static_cast<double>(got), o.sum,
-                                      test::gamma<T>(static_cast<double>(n)) * static_cast<double>(o.abs_sum)));
+        // n additions in a chain (the first adds to the exact identity): |error| <= gamma(n) sum|x|; with
+        // mean-1/2 inputs that still rejects 0 (ladder_input), and exactly summable inputs must give ==.
+        BOOST_TEST(ladder_rounded_ok(static_cast<double>(n), x, got));
+        const std::vector<T> e = test::exactly_summable_vector<T>(n, stream + 5000);
+        BOOST_TEST(ladder_exact_ok(e, reduce::reference::ladder_serial_sum(e.data(), n)));
       } else {
-        BOOST_TEST(got == test::oracle::wrapped_sum(x));
+        BOOST_TEST(ladder_exact_ok(x, got));
       }
     }
   }
@@ -200,6 +235,31 @@ CPU_TEST_CASE(workspace_size_grows_with_n_and_rejects_negative) {
   // first-pass partials of 2^28 elements at 256 per block: 2^20 slots of 8 bytes at least
   BOOST_TEST(ws::required_bytes(1 << 28) >= (std::size_t{1} << 20) * 8);
   BOOST_CHECK_THROW(ws::required_bytes(-1), std::invalid_argument);
+}
+
+// The checkers reject wrong results at every hostile size (issue 19: zero-mean inputs and gamma_T(n) let
+// a rung returning 0 pass from n ~ 1e5 on). depth = n bounds every rung's k (ladder_error_depth <= n - 1
+// for atomic_global, the longest), so the rounded checker is tested at its loosest.
+CPU_TEST_CASE_TEMPLATE(wrong_ladder_sums_are_rejected, T, ladder_types) {
+  std::uint64_t stream = 9000;
+  for (std::int64_t n : test::hostile_sizes()) {
+    if (n == 0) continue;
+    BOOST_TEST_CONTEXT("n = " << n) {
+      if constexpr (std::is_floating_point_v<T>) {
+        const std::vector<T> x = ladder_input<T>(n, ++stream);
+        BOOST_TEST(!ladder_rounded_ok(static_cast<double>(n), x, T(0)));
+        BOOST_TEST(ladder_rounded_ok(static_cast<double>(n), x, static_cast<T>(test::oracle::sum(x).sum)));
+      }
+      std::vector<T> e;
+      if constexpr (std::is_floating_point_v<T>) e = test::exactly_summable_vector<T>(n, ++stream);
+      else e = ladder_input<T>(n, ++stream);
+      const T right = exact_sum(e);
+      BOOST_TEST(ladder_exact_ok(e, right));
+      if (right != T(0)) BOOST_TEST(!ladder_exact_ok(e, T(0)));
+      if (e.back() != T(0)) BOOST_TEST(!ladder_exact_ok(e, static_cast<T>(right - e.back())));  // last dropped
+      BOOST_TEST(!ladder_exact_ok(e, static_cast<T>(right + T(1))));                             // one element + 1
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

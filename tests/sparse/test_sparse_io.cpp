@@ -556,6 +556,36 @@ BOOST_AUTO_TEST_SUITE_END()
 // ---------------------------------------------------------------------------------------------------
 BOOST_AUTO_TEST_SUITE(generators)
 
+// Regression (issue 19, UBSan: signed overflow in generate.cpp): the old guard only kept n^2 (2D) / n^3
+// (3D) inside int64, so 5 n^2 - 4 n and 7 n^3 - 6 n^2 overflowed for n up to 3037000499 / 2097151. The
+// largest sides whose entry counts fit are floor(sqrt(INT64_MAX / 5)) = 1358187913 and
+// floor(cbrt(INT64_MAX / 7)) = 1096302; one more, and the old limits themselves, must be refused with
+// std::invalid_argument naming the parameter, before anything is allocated.
+CPU_TEST_CASE(laplacian_sizes_whose_entry_count_overflows_are_refused) {
+  auto refuses = [](auto&& make, int64_t n) {
+    try {
+      make(n);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      BOOST_TEST_INFO("n = " << n << ": " << what);
+      BOOST_TEST(what.find("grid side n = " + std::to_string(n)) != std::string::npos);
+      BOOST_TEST(what.find("overflows") != std::string::npos);
+      return;
+    }
+    BOOST_ERROR("n = " << n << " was accepted");
+  };
+  auto make2 = [](int64_t n) { return sparse::generate_laplace_2d<double, int64_t>(n); };
+  auto make3 = [](int64_t n) { return sparse::generate_laplace_3d<double, int64_t>(n); };
+  for (int64_t n : {int64_t{1358187914}, int64_t{2147483648}, int64_t{3037000499}, int64_t{3037000500},
+                    std::numeric_limits<int64_t>::max()})
+    refuses(make2, n);
+  for (int64_t n : {int64_t{1096303}, int64_t{2097151}, int64_t{2097152}, std::numeric_limits<int64_t>::max()})
+    refuses(make3, n);
+  // At the limit the count fits, and int32 indices are what refuse it (naming rows or nnz).
+  BOOST_CHECK_THROW((sparse::generate_laplace_2d<double, int32_t>(1358187913)), std::invalid_argument);
+  BOOST_CHECK_THROW((sparse::generate_laplace_3d<double, int32_t>(1096302)), std::invalid_argument);
+}
+
 CPU_TEST_CASE(laplacians_have_the_stencil_structure) {
   sparse::validate_options strict;
   strict.require_sorted_columns = strict.require_unique_columns = true;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -50,6 +51,33 @@ std::vector<T> random_vector(std::int64_t n, T lo, T hi, std::uint64_t stream) {
     std::uniform_int_distribution<T> d(lo, hi);
     for (auto& x : v) x = d(g);
   }
+  return v;
+}
+
+/// Inputs for the ROUNDED float checks: uniform in [-1/2, 3/2), i.e. [-1, 1) shifted by a mean of 1/2.
+/// Why not zero-mean: a sum's error bound is gamma(k) sum|x_i| ~ k u n/2 but a zero-mean sum is only
+/// ~ sqrt(n/3), so with k ~ n (float: 3e-8 n^2) a kernel returning 0 passed from n ~ 1e5 on (issue 19).
+/// With mean 1/2, |sum| ~ n/2 against sum|x| ~ 5n/8: any bound gamma(k) sum|x| with gamma(k) < 0.8 (float:
+/// k < 1.1e7, every k the tests derive) rejects 0, and a quarter of the terms are negative, so the sums
+/// still cancel.
+template <class T>
+std::vector<T> offset_vector(std::int64_t n, std::uint64_t stream) {
+  std::vector<T> v = random_vector<T>(n, T(-1), T(1), stream);
+  for (auto& x : v) x += T(0.5);  // rounded once where x is tiny; the oracle sees the stored values
+  return v;
+}
+
+/// Inputs for the EXACT float checks: integers in [-4, 4] stored in T, the last one nonzero. Every partial
+/// sum of them, in ANY order or tree, is an integer of magnitude <= sum|x_i| <= 4n < 2^24 for n < 2^22 (all
+/// hostile sizes): exactly representable in float (24-bit significand) and double, so every summation
+/// algorithm returns the exact sum and the check is ==. A dropped, repeated or perturbed element (the
+/// last one is nonzero) changes the result by >= 1, which no rounding can hide.
+template <class T>
+std::vector<T> exactly_summable_vector(std::int64_t n, std::uint64_t stream) {
+  if (n >= (std::int64_t{1} << 22)) throw std::invalid_argument("exactly_summable_vector: n >= 2^22 may round");
+  const std::vector<int> k = random_vector<int>(n, -4, 4, stream);
+  std::vector<T> v(k.begin(), k.end());
+  if (n > 0 && v.back() == T(0)) v.back() = T(3);
   return v;
 }
 

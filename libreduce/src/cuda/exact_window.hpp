@@ -55,6 +55,24 @@ struct window_traits<double> {
 };
 constexpr int no_window = -(1 << 20);  // every element is "above" it: the first one opens a window
 
+/// v * 2^s for a signed v that may be negative, with the result known to fit (every caller below:
+/// |result| < 2^55 for long long, < 2^127 for __int128). `v << s` on a negative v is undefined behaviour
+/// in C++17 (UBSan: "left shift of negative value"; defined only from C++20). Shifting the unsigned
+/// representation instead gives the SAME bits for every input: a left shift is one operation on the
+/// two's-complement word, whether it is read as signed or unsigned (both are v * 2^s modulo 2^N), and
+/// the conversion back to signed is the modulo-2^N one (implementation-defined in C++17, defined that
+/// way by GCC, Clang and NVCC, required by C++20). So wherever the old signed shift was defined the
+/// value is identical, and it compiles to the same single shift (SHF on the GPU): the hot loop and the
+/// reproducible sum's bits are unchanged. A multiplication by 2^s would be as exact but costs a 64- or
+/// 128-bit multiply on the GPU. (Not a template: std::make_unsigned<__int128> is missing in strict
+/// -std=c++17 libstdc++.)
+REDUCE_HD long long shift_left_signed(long long v, int s) {
+  return static_cast<long long>(static_cast<unsigned long long>(v) << s);
+}
+REDUCE_HD __int128 shift_left_signed(__int128 v, int s) {
+  return static_cast<__int128>(static_cast<unsigned __int128>(v) << s);
+}
+
 /// The signed value v * 2^(base & 31) (|v| < 2^127, so < 2^158) as five radix-2^32 digits, the top
 /// one signed, that belong at limbs (base >> 5) + 0..4.
 REDUCE_HD void window_digits(__int128 v, int base, long long d[5]) {
@@ -99,7 +117,7 @@ struct exact_window {
     const bool neg = (b >> sign_shift) != 0;
     if constexpr (sizeof(T) == 4) {
       const int ms = ok ? (neg ? -static_cast<int>(m) : static_cast<int>(m)) : 0;
-      out = static_cast<long long>(ms) << (t & 31);
+      out = shift_left_signed(static_cast<long long>(ms), t & 31);  // |ms| < 2^24: fits
     } else {
       const __int128 v = static_cast<__int128>(ok ? m : 0) << (t & 31);
       out = neg ? -v : v;
@@ -138,14 +156,14 @@ struct exact_window {
       return s;
     }
     if (t < wt::width) {  // inside (the window moved since x was tested)
-      s.total += v << t;
+      s.total += shift_left_signed(v, t);  // |v| < 2^53, t < width: < 2^85
       return s;
     }
     emit(s.total, s.base1 - 1, sink);  // above: empty the window, re-centre it
     int b = p - wt::centre;
     b = b < 0 ? 0 : (b > wt::max_base ? wt::max_base : b);
     s.base1 = b + 1;
-    s.total = v << (p - b);
+    s.total = shift_left_signed(v, p - b);  // p - b < width: < 2^85
     return s;
   }
   template <class Sink>

@@ -22,6 +22,11 @@ constexpr std::int64_t marked = (std::int64_t{1} << 31) + 5;  // an index past 2
 boost::test_tools::assertion_result device_memory_for_big(boost::unit_test::test_unit_id id) {
   auto r = test::cuda_device_present(id);
   if (!r) return r;
+  if (test::reduced_sizes()) {  // the sanitizers' pass: 2^31 elements under memcheck take minutes per call
+    boost::test_tools::assertion_result skip(false);
+    skip.message() << "GPUKIT_TEST_REDUCED is set (sizes past 70,000 are left out)";
+    return skip;
+  }
   std::size_t free_bytes = 0, total = 0;
   const bool ok = cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes >= big_bytes + margin;
   boost::test_tools::assertion_result m(ok);

@@ -53,8 +53,9 @@ void add_bundled_and_generated(std::vector<named_matrix>& m) {
     m.push_back({f, sparse::read_matrix<double, std::int64_t>(std::string(gpukit::data_dir) + "/sparse/" + f)});
   m.push_back({"laplace2d_33", sparse::generate_laplace_2d<double, std::int64_t>(33)});
   m.push_back({"laplace3d_9", sparse::generate_laplace_3d<double, std::int64_t>(9)});
-  // More rows (360,000) than one wave of stencil's blocks covers, so its grid-stride loop turns.
-  m.push_back({"laplace2d_600", sparse::generate_laplace_2d<double, std::int64_t>(600)});
+  // More rows (360,000) than one wave of stencil's blocks covers, so its grid-stride loop turns (not in
+  // reduced runs, test::reduced_sizes(): the sanitizers' pass).
+  if (!test::reduced_sizes()) m.push_back({"laplace2d_600", sparse::generate_laplace_2d<double, std::int64_t>(600)});
   // Banded, rectangular both ways: tall with empty rows at the bottom, wide with far offsets.
   m.push_back({"banded_5000x3000", banded(5000, 3000, {-700, -3, 0, 1, 2, 40}, 27)});
   m.push_back({"banded_2000x9000", banded(2000, 9000, {0, 4000, 8999}, 28)});
@@ -75,7 +76,8 @@ void add_bundled_and_generated(std::vector<named_matrix>& m) {
   m.push_back({"denserow_3001", sparse::generate<double, std::int64_t>(p)});
   // More rows than one grid of the row kernels covers (16 blocks x 256 per SM x 132 SMs = 540,672), so
   // their grid-stride loops turn.
-  m.push_back({"random_1000003_k2", sparse::generate_random_k<double, std::int64_t>(1000003, 1000003, 2, 16)});
+  if (!test::reduced_sizes())
+    m.push_back({"random_1000003_k2", sparse::generate_random_k<double, std::int64_t>(1000003, 1000003, 2, 16)});
 }
 
 // Hostile shapes: empty in every way, every bin boundary of the adaptive partition, a row split over

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/plot.py REPORT.json... [--out-dir DIR] [--y SUFFIX]...: PNG plots of any benchmark report of the
+"""bench/plot.py REPORT.json... [--out-dir DIR | --out PNG] [--y SUFFIX]...: PNG plots of any benchmark report of the
 apps' JSON format (apps/README.md, "JSON reports"). The one plotting path of the toolkit: bench/*.sh call
 it on the reports they write.
 
@@ -24,7 +24,7 @@ import sys
 
 SERIES_KEYS = ("op", "algorithm", "kernel", "variant", "impl", "series", "name")
 CATEGORY_KEYS = ("matrix", "class", "case", "type")
-SIZE_KEYS = ("n", "nnz", "rows", "cols", "nx", "ny", "nz", "size_bytes", "traffic_bytes", "steps", "segments")
+SIZE_KEYS = ("iteration", "n", "nnz", "rows", "cols", "nx", "ny", "nz", "size_bytes", "traffic_bytes", "steps", "segments")
 IMPL_PREFIXES = ("ours", "cub", "cusparse", "peer", "probe", "gpu", "cpu", "ref")
 
 
@@ -192,7 +192,7 @@ def plot_array(plt, report, path, records, suffixes, out_png):
     fig.suptitle(f"{report.get('tool', '?')} {report.get('command', '?')}: {path} on "
                  f"{device.get('name', device.get('backend', '?'))} (git {report.get('git_commit', '?')})", fontsize=10)
     fig.tight_layout()
-    tmp = out_png + ".partial.png"
+    tmp = f"{out_png}.{os.getpid()}.partial.png"  # unique per process: two writers never share it
     fig.savefig(tmp, dpi=110)
     plt.close(fig)
     os.replace(tmp, out_png)
@@ -206,7 +206,13 @@ def main():
     ap.add_argument("--out-dir", help="where the PNGs go (default: beside each report)")
     ap.add_argument("--y", action="append", metavar="SUFFIX",
                     help="plot numeric keys ending in SUFFIX (repeatable; default _us and _ms)")
+    ap.add_argument("--out", metavar="PNG",
+                    help="one report with one record array: write its figure to PNG (apps call it this way, e.g. "
+                         "solve run --plot); without matplotlib this is an error (exit 3), as the caller asked for it")
     args = ap.parse_args()
+    if args.out and (len(args.reports) != 1 or args.out_dir):
+        print("plot.py: error: --out takes exactly one report and no --out-dir", file=sys.stderr)
+        return 2
     reports = []
     for p in args.reports:
         try:
@@ -219,9 +225,26 @@ def main():
             print(f"plot.py: error: {p}: not a report of the apps' JSON format (no results object)", file=sys.stderr)
             return 2
     plt = ensure_matplotlib()
+    if plt is None and args.out:
+        print(f"plot.py: error: {args.out}: matplotlib is not available (python3-matplotlib); nothing written",
+              file=sys.stderr)
+        return 3
     if plt is None:
         print("plot.py: note: matplotlib not available (python3-matplotlib); no plots written, the JSON reports "
               "stand", file=sys.stderr)
+        return 0
+    if args.out:
+        p, report = reports[0]
+        arrays = list(record_arrays(report["results"], ""))
+        if len(arrays) != 1:
+            print(f"plot.py: error: {p}: --out needs exactly one record array, the report has {len(arrays)}",
+                  file=sys.stderr)
+            return 2
+        path, records = arrays[0]
+        if not plot_array(plt, report, path, records, args.y or ["_us", "_ms"], args.out):
+            print(f"plot.py: error: {p}: no numeric keys ending in {args.y or ['_us', '_ms']}", file=sys.stderr)
+            return 2
+        print(f"plot.py: {p}: {args.out}")
         return 0
     for p, report in reports:
         base = os.path.splitext(os.path.basename(p))[0]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/solve.sh BUILD_DIR OUTDIR [--quick]
 # Runs `solve bench` (our cg, pcg, pipecg and cg's reproducible mode against the textbook cuSPARSE + cuBLAS
-# CG and its device-scalar form, float, in the same run) into OUTDIR: solve-bench.json (report:
+# CG, its device-scalar form and Eigen's CG on all CPU threads, float, in the same run) into OUTDIR: solve-bench.json (report:
 # apps/README.md, "JSON reports"), solve-bench.txt (the printed table), solve-bench-*.png (bench/plot.py,
 # when matplotlib is present) and solve.headline.txt for scripts/gpu-check: GPU, per-iteration times and
 # ratios at 160^3 and 64^3, and the targets as PASS/MISS lines. --quick: 3 repeats instead of 7
@@ -40,8 +40,10 @@ for p in dict.fromkeys(r["problem"] for r in res["timings"]):
     tb = row(p, "textbook")
     parts = []
     for r in (x for x in res["timings"] if x["problem"] == p):
-        parts.append(f"{r['solver']} {r['per_iteration_us']:.1f} us ({r['over_floor_ratio']:.2f}x floor, "
-                     f"{r['iterations']} it {r['time_to_solution_ms']:.1f} ms, {r.get('status', '?')})")
+        floor = f"{r['over_floor_ratio']:.2f}x floor" if "over_floor_ratio" in r else f"{r.get('cpu_threads_count')} CPU threads"
+        solved = (f"{r['iterations']} it {r['time_to_solution_ms']:.1f} ms [{r['time_to_solution_min_ms']:.1f}.."
+                  f"{r['time_to_solution_max_ms']:.1f}]") if "time_to_solution_ms" in r else "no solve to tolerance"
+        parts.append(f"{r['solver']} {r['per_iteration_us']:.1f} us ({floor}, {solved}, {r.get('status', '?')})")
     print(f"{p}: " + "; ".join(parts))
 for t in res["targets"]:
     print(f"{'PASS' if t['pass'] else 'MISS'} {t['target']}: {t['value']}")

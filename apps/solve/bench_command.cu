@@ -20,6 +20,9 @@
 // broke down, diverged or ran out of iterations (stagnated and inaccurate are float's attainable accuracy,
 // reported, not failures); a peer's failure is only reported.
 //
+// The CPU peer: Eigen's ConjugateGradient on all CPU threads (eigen_peer.cpp; plain CG, float), per iteration
+// over 20 iterations, its solve to the tolerance where that takes under 20 s ("skipped" otherwise).
+//
 // The textbook peer lives here (app code), never in libsolve: libsolve uses only libsparse and libreduce.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -38,6 +41,7 @@
 
 #include "app.hpp"
 #include "commands.hpp"
+#include "eigen_peer.hpp"
 #include "gpukit/cuda_check.hpp"
 #include "gpukit/cuda_timer.hpp"
 #include "gpukit/device_buffer.hpp"
@@ -253,6 +257,7 @@ struct row {
   std::int64_t rows = 0, nnz = 0;
   double per_iteration_us = 0;
   double time_to_solution_ms = 0;
+  double time_to_solution_min_ms = 0, time_to_solution_max_ms = 0;  // the spread of the repeats (GPU rows)
   int iterations = 0;
   bool converged = false;
   std::string status;  // converged, inaccurate, stagnated, not_converged, breakdown, diverged
@@ -260,6 +265,7 @@ struct row {
   double rtol = 0;
   double true_relative_residual = 0;  // may be NaN / Inf: left out of the JSON then
   double matrix_bytes = 0, vector_bytes = 0;
+  int cpu_threads = 0;  // the CPU peer's threads (0: a GPU row)
 };
 
 std::string fixed(double v, int p) {
@@ -322,16 +328,19 @@ std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out
     const char* name;
     solve::krylov_method m;
     bool reproducible;
+    bool graph;  // options::graph: the loop as one CUDA graph launch
   };
-  std::vector<variant> ours = {{"cg", solve::krylov_method::cg, false},
-                               {"pcg", solve::krylov_method::pcg, false},
-                               {"pipecg", solve::krylov_method::pipecg, false}};
-  if (pr.reproducible_row) ours.push_back({"cg_reproducible", solve::krylov_method::cg, true});
+  std::vector<variant> ours = {{"cg", solve::krylov_method::cg, false, false},
+                               {"pcg", solve::krylov_method::pcg, false, false},
+                               {"pipecg", solve::krylov_method::pipecg, false, false},
+                               {"cg_graph", solve::krylov_method::cg, false, true}};
+  if (pr.reproducible_row) ours.push_back({"cg_reproducible", solve::krylov_method::cg, true, false});
   for (const variant& v : ours) {
     row r = base(v.name);
     solve::options o;
     o.method = v.m;
     o.reproducible = v.reproducible;
+    o.graph = v.graph;
     o.keep_history = false;
     o.rtol = 0;
     o.atol = 0;
@@ -348,6 +357,8 @@ std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out
     solve::result res;
     const auto tts = timer.time([&] { res = full.solve(b.data(), x.data(), pr.a.rows(), stream.get()); }, rep);
     r.time_to_solution_ms = tts.median_us / 1e3;
+    r.time_to_solution_min_ms = tts.min_us / 1e3;
+    r.time_to_solution_max_ms = tts.max_us / 1e3;
     r.iterations = res.iterations;
     r.ours = true;
     r.rtol = tol;
@@ -375,11 +386,32 @@ std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out
     bool stopped_on_tol = false;
     const auto tts = timer.time([&] { iterations = t.solve(tol, max_iterations, 8, stopped_on_tol); }, rep);
     r.time_to_solution_ms = tts.median_us / 1e3;
+    r.time_to_solution_min_ms = tts.min_us / 1e3;
+    r.time_to_solution_max_ms = tts.max_us / 1e3;
     r.iterations = iterations;
     r.rtol = tol;
     GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     r.true_relative_residual = solve::reference::true_relative_residual(pr.a, hb, t.x().download());
     r.status = status_of(stopped_on_tol, r.true_relative_residual, tol);
+    r.converged = r.status == "converged";
+    rows.push_back(r);
+  }
+  // Eigen's CG on all CPU threads (the CPU peer; per iteration over 20 iterations, the solve to the
+  // tolerance once where it takes under 20 s at our cg's iteration count).
+  {
+    row r = base("eigen_cpu");
+    const auto e = time_eigen_cg(pr.a, hb, tol, max_iterations, 20, repeats, rows.front().iterations, 20.0);
+    r.per_iteration_us = e.per_iteration_us;
+    r.rtol = tol;
+    r.cpu_threads = e.threads;
+    if (e.solved) {
+      r.time_to_solution_ms = r.time_to_solution_min_ms = r.time_to_solution_max_ms = e.time_to_solution_ms;  // one run
+      r.iterations = e.iterations;
+      r.true_relative_residual = solve::reference::true_relative_residual(pr.a, hb, e.x);
+      r.status = status_of(e.stopped_on_tol, r.true_relative_residual, tol);
+    } else {
+      r.status = "skipped";  // the solve to the tolerance would take too long on the CPU: no figure
+    }
     r.converged = r.status == "converged";
     rows.push_back(r);
   }
@@ -432,7 +464,7 @@ int bench_command(const bench_options& opt) {
   // Derived figures and targets (the issue's, for 160^3 and 64^3).
   nlohmann::json timings = nlohmann::json::array();
   for (const row& r : rows) {
-    const std::string method = r.solver == "cg_reproducible" || r.solver.rfind("textbook", 0) == 0 ? "cg" : r.solver;
+    const std::string method = r.solver.rfind("cg_", 0) == 0 || r.solver.rfind("textbook", 0) == 0 ? "cg" : r.solver;
     const double min_bytes = r.matrix_bytes + min_vector_passes(method) * r.vector_bytes;
     const double floor_us = min_bytes / (copy_gbs * 1e3);
     const row& tb = find(rows, r.problem, "textbook");
@@ -443,6 +475,8 @@ int bench_command(const bench_options& opt) {
                        {"rtol_ratio", r.rtol},
                        {"per_iteration_us", r.per_iteration_us},
                        {"time_to_solution_ms", r.time_to_solution_ms},
+                       {"time_to_solution_min_ms", r.time_to_solution_min_ms},
+                       {"time_to_solution_max_ms", r.time_to_solution_max_ms},
                        {"iterations", r.iterations},
                        {"converged", r.converged},
                        {"status", r.status},
@@ -455,6 +489,16 @@ int bench_command(const bench_options& opt) {
                        {"textbook_over_this_time_to_solution_ratio", ratio(tb.time_to_solution_ms, r.time_to_solution_ms)}};
     // A diverged solve's residual (NaN / Inf) is left out rather than written as a number it is not.
     if (std::isfinite(r.true_relative_residual)) t["true_relative_residual_ratio"] = r.true_relative_residual;
+    if (r.cpu_threads > 0) {  // the CPU peer: the GPU's bandwidth floor and bytes say nothing about it
+      for (const char* k : {"min_bytes_per_iteration_bytes", "actual_bytes_per_iteration_bytes", "bandwidth_floor_us",
+                            "over_floor_ratio", "effective_gb_per_s"})
+        t.erase(k);
+      t["cpu_threads_count"] = r.cpu_threads;
+    }
+    if (r.status == "skipped")
+      for (const char* k : {"time_to_solution_ms", "time_to_solution_min_ms", "time_to_solution_max_ms", "iterations",
+                            "textbook_over_this_time_to_solution_ratio", "converged"})
+        t.erase(k);
     timings.push_back(t);
   }
   const row& cg160 = find(rows, "poisson3d_160", "cg");

@@ -15,9 +15,11 @@ struct run_options {
   int check_every = 8;
   std::string precision = "double";
   bool reproducible = false;
+  bool graph = false;  // solve::options::graph
   std::string device = "auto";
   std::string json;     // report; empty: none
   std::string history;  // CSV of the residual history; empty: none
+  std::string plot;     // PNG of the residual curve (bench/plot.py); empty: none
   bool check = false;  // also require the recomputed true residual to meet the tolerance
   bool quiet = false;
 };

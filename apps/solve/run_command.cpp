@@ -1,5 +1,5 @@
-// `solve run FILE`: one solve on the chosen device, its result on stdout, optionally a JSON report and the
-// residual history as CSV. Exit 0 converged; 1 not converged or breakdown (the outputs are written first);
+// `solve run FILE`: one solve on the chosen device, its result on stdout, optionally a JSON report, the
+// residual history as CSV and its curve as PNG (--plot, through bench/plot.py). Exit 0 converged; 1 not converged or breakdown (the outputs are written first);
 // 2 bad input naming the file (nothing written); 3 CUDA error.
 #include <chrono>
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "app.hpp"
 #include "gpukit/atomic_file.hpp"
 #include "commands.hpp"
+#include "plot.hpp"
 #include "gpukit/device_buffer.hpp"
 #include "report.hpp"
 #include "solve/solve.hpp"
@@ -92,6 +93,9 @@ int run_typed(const run_options& opt) {
   sparse::host_csr<V, I> a;
   std::vector<V> b;
   solve::options so;
+  if (opt.graph && opt.method == "pipecg")
+    throw gpukit::bad_input("solve run: --graph runs cg, pcg and bicgstab (pipecg's recomputations are decided on "
+                            "the host)");
   try {
     a = sparse::read_matrix<V, I>(opt.matrix);
     b = make_rhs<V>(opt.rhs, a.rows());
@@ -101,6 +105,7 @@ int run_typed(const run_options& opt) {
     so.max_iterations = opt.max_iterations;
     so.check_every = opt.check_every;
     so.reproducible = opt.reproducible;
+    so.graph = opt.graph;
     solve::reference::check_matrix(a, so.method == solve::krylov_method::pcg);
     for (std::size_t i = 0; i < b.size(); ++i)
       if (!std::isfinite(static_cast<double>(b[i])))
@@ -151,7 +156,7 @@ int run_typed(const run_options& opt) {
       << opt.precision << "\n"
       << "rhs        " << opt.rhs << "\n"
       << "device     " << where << "\n"
-      << "method     " << opt.method << (opt.reproducible ? " (reproducible)" : "") << ", tol " << sci(opt.tol)
+      << "method     " << opt.method << (opt.reproducible ? " (reproducible)" : "") << (opt.graph ? " (graph)" : "") << ", tol " << sci(opt.tol)
       << ", max " << opt.max_iterations << " iterations\n"
       << "result     " << r.summary() << "\n"
       << "time       " << std::fixed << std::setprecision(3) << seconds * 1e3 << " ms\n";
@@ -163,11 +168,25 @@ int run_typed(const run_options& opt) {
       csv << k << "," << r.history[k] << "," << (r.rhs_norm > 0 ? r.history[k] / r.rhs_norm : 0.0) << "\n";
     gpukit::write_file_atomically(opt.history, csv.str());
   }
+  if (!opt.plot.empty()) {
+    // The residual curve through bench/plot.py: one series, iteration on x, ||r|| / ||b|| on a log y axis
+    // (plot.py switches to log where the values span two decades; non-finite entries are left out).
+    nlohmann::json j = gpukit::report::make("solve", "run");
+    j["inputs"] = {{"matrix", opt.matrix}, {"method", opt.method}, {"precision", opt.precision}};
+    nlohmann::json curve = nlohmann::json::array();
+    for (std::size_t k = 0; k < r.history.size(); ++k) {
+      const double rel = r.rhs_norm > 0 ? r.history[k] / r.rhs_norm : r.history[k];
+      if (std::isfinite(rel))
+        curve.push_back({{"series", opt.method}, {"iteration", k}, {"relative_residual_ratio", rel}});
+    }
+    j["results"] = {{"history", curve}};
+    gpukit::plot_report(j, opt.plot, "_ratio");
+  }
   if (!opt.json.empty()) {
     nlohmann::json j = gpukit::report::make("solve", "run");
     j["inputs"] = {{"matrix", opt.matrix}, {"rhs", opt.rhs}, {"method", opt.method}, {"precision", opt.precision},
                    {"tol", opt.tol}, {"atol", opt.atol}, {"max_iterations", opt.max_iterations},
-                   {"check_every", opt.check_every}, {"reproducible", opt.reproducible},
+                   {"check_every", opt.check_every}, {"reproducible", opt.reproducible}, {"graph", opt.graph},
                    {"device", opt.device}};
     auto finite_or_zero = [](double v) { return std::isfinite(v) ? v : 0.0; };
     nlohmann::json res = {{"rows", a.rows()},

@@ -34,6 +34,8 @@ inline void check_options(const options& o) {
     throw std::invalid_argument("block_size must be 0 (automatic), 128 or 256");
   if (o.grid_blocks < 0) throw std::invalid_argument("grid_blocks must be >= 0");
   if (o.residual_check_every < -1) throw std::invalid_argument("residual_check_every must be >= -1");
+  if (o.graph && o.method == krylov_method::pipecg)
+    throw std::invalid_argument("graph mode runs cg, pcg and bicgstab: pipecg's recomputations are decided on the host");
 }
 
 /// options::residual_check_every resolved: -1 means 10 in float (whose recurrences drift within tens of

@@ -17,6 +17,12 @@ gpukit_cli_test(NAME solve_run_pcg_494_bus EXPECT 0 JSON r.json
 gpukit_cli_test(NAME solve_run_pcg_bcsstk13 EXPECT 0 JSON r.json
                 COMMAND ${SOLVE} run ${DATA}/sparse/bcsstk13.mtx --method pcg --tol 1e-8 --max-iterations 5000
                         --rhs random --json r.json)
+gpukit_cli_test(NAME solve_run_plot EXPECT 0 PNG curve.png
+                COMMAND ${SOLVE} run ${DATA}/sparse/494_bus.mtx --method pcg --tol 1e-10 --plot curve.png)
+gpukit_cli_test(NAME solve_run_graph EXPECT 0 JSON r.json
+                COMMAND ${SOLVE} run ${DATA}/sparse/494_bus.mtx --method pcg --tol 1e-10 --graph --json r.json)
+gpukit_cli_test(NAME solve_run_graph_pipecg_refused EXPECT 2 STDERR_LINES 1
+                COMMAND ${SOLVE} run ${DATA}/sparse/494_bus.mtx --method pipecg --graph)
 gpukit_cli_test(NAME solve_run_float_cg EXPECT 0 JSON r.json
                 COMMAND ${SOLVE} run ${DATA}/sparse/laplace2d_16.mtx --precision float --tol 1e-5 --json r.json)
 foreach(m cg bicgstab pipecg)

@@ -226,6 +226,74 @@ GPU_TEST_CASE(check_every_does_not_change_the_result) {
   }
 }
 
+// options::graph: the loop as one graph launch gives bitwise the host loop's history, solution, count and
+// reason (converged, iteration limit, breakdown), in both precisions and the reproducible mode; the graph is
+// reused across right-hand sides and rebuilt for another x; the legacy default stream works; pipecg is
+// refused.
+template <class V>
+void check_graph_matches_host_loop() {
+  const auto a = solve::problems::poisson_3d<V, std::int32_t>(12);
+  const auto b = cast_vector<V>(solve_test::rhs(a.rows()));
+  for (krylov_method m : {krylov_method::cg, krylov_method::pcg, krylov_method::bicgstab}) {
+    for (bool reproducible : {false, true}) {
+      for (int max_iterations : {0, 1, 7, 1000}) {
+        BOOST_TEST_CONTEXT(solve::to_string(m) << (reproducible ? " reproducible" : "") << ", max " << max_iterations) {
+          solve::options opt;
+          opt.method = m;
+          opt.rtol = sizeof(V) == 4 ? 1e-5 : 1e-10;
+          opt.reproducible = reproducible;
+          opt.max_iterations = max_iterations;
+          const auto host = gpu_solve(a, b, opt);
+          opt.graph = true;
+          const auto graph = gpu_solve(a, b, opt);
+          BOOST_TEST(graph.r.iterations == host.r.iterations);
+          BOOST_TEST((graph.r.reason == host.r.reason));
+          BOOST_TEST(same_bits(graph.r.history, host.r.history));
+          BOOST_TEST(same_bits_v(graph.x, host.x));
+          if (max_iterations == 1000) BOOST_TEST(graph.r.converged);
+        }
+      }
+    }
+  }
+}
+GPU_TEST_CASE(graph_mode_matches_the_host_loop_bitwise_float) { check_graph_matches_host_loop<float>(); }
+GPU_TEST_CASE(graph_mode_matches_the_host_loop_bitwise_double) { check_graph_matches_host_loop<double>(); }
+
+GPU_TEST_CASE(graph_mode_reuses_and_rebuilds_and_refuses_pipecg) {
+  const auto a = solve::problems::poisson_2d<double, std::int32_t>(30);
+  const sparse::device_csr<double, std::int32_t> d(a);
+  const solve::csr_operator<double, std::int32_t> op(d);
+  solve::options opt;
+  const std::vector<double> b1 = solve_test::rhs(a.rows());
+  std::vector<double> b2(b1.rbegin(), b1.rend());
+  solve::solver<double> host(op, opt);
+  opt.graph = true;
+  solve::solver<double> graph(op, opt);
+  gpukit::device_buffer<double> db1(b1), db2(b2), x1(a.rows()), x2(a.rows()), xh(a.rows());
+  // The same x for two right-hand sides (graph reused), then another x (rebuilt), on the legacy stream 0.
+  for (const auto* db : {&db1, &db2, &db1}) {
+    for (auto* x : {&x1, &x1, &x2}) {
+      const auto rg = graph.solve(*db, *x, nullptr);
+      const auto rh = host.solve(*db, xh, nullptr);
+      BOOST_TEST(rg.converged);
+      BOOST_TEST(rg.iterations == rh.iterations);
+      BOOST_TEST(same_bits(rg.history, rh.history));
+      BOOST_TEST(same_bits_v(x->download(), xh.download()));
+    }
+  }
+  // A breakdown inside the graph stops it at the same iteration as the host loop.
+  const auto g = [] {
+    solve::options o;
+    o.graph = true;
+    return o;
+  }();
+  const auto bd = gpu_solve(solve_test::indefinite_6(), std::vector<double>(6, 1.0), g);
+  BOOST_TEST((bd.r.reason == solve::stop_reason::breakdown));
+  BOOST_TEST(bd.r.breakdown.iteration == 2);
+  opt.method = krylov_method::pipecg;
+  BOOST_CHECK_THROW((solve::solver<double>(op, opt)), std::invalid_argument);
+}
+
 GPU_TEST_CASE(breakdowns_are_detected_and_named_as_on_the_cpu) {
   struct case_t {
     csr a;

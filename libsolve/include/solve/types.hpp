@@ -75,6 +75,16 @@ struct options {
   /// -1: automatic, 10 in float, 50 in double; 0: never (only the refreshes at the stopping test and the
   /// restarts at p.Ap <= 0). Other methods ignore it.
   int residual_check_every = -1;
+  /// GPU: run the iterations as ONE CUDA graph launch: a conditional while node whose body is one iteration
+  /// and a one-thread kernel that sets the condition from the device status (running and iterations <
+  /// max_iterations), so the host waits once, at the stop, instead of every check_every iterations, and
+  /// no launch reaches the driver inside the loop. Same results, bitwise, as the host-driven loop (the body
+  /// enqueues the same kernels). The graph is built at the first solve and reused while d_x is the same
+  /// pointer (its kernels hold it). check_every and progress have no effect. pipecg is refused
+  /// (std::invalid_argument, on the CPU path too): its recomputations are decided on the host. The
+  /// operator's apply must be capturable (no synchronization, allocation or host callback): csr_operator
+  /// is; a callback_operator is if its callback is. The CPU path runs as without it.
+  bool graph = false;
   /// Called on the host at every status check (every check_every iterations) with the iterations done and
   /// the current ||r_k||, for progress reports; libraries never print, the caller decides. Empty: none.
   std::function<void(int iterations, double residual_norm)> progress;

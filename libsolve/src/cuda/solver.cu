@@ -1,5 +1,6 @@
-// Dispatch of the GPU solvers: workspace, launch shapes, the iteration loop with its periodic status check,
-// the reproducible path through reduce::reproducible_sum, and the result. The only file of libsolve with
+// Dispatch of the GPU solvers: workspace, launch shapes, the iteration loop with its periodic status check
+// (or, with options::graph, one graph launch with a device-side while condition), the reproducible path
+// through reduce::reproducible_sum, and the result. The only file of libsolve with
 // solver launches.
 #include <cuda_runtime_api.h>
 
@@ -16,6 +17,7 @@
 #include "fused_pass.cuh"
 #include "gpukit/cuda_check.hpp"
 #include "gpukit/cuda_launch.hpp"
+#include "gpukit/cuda_timer.hpp"
 #include "input_checks.hpp"
 #include "krylov_ops.cuh"
 #include "reduce/reduce.hpp"
@@ -46,8 +48,16 @@ struct solver<Value>::impl {
   std::unique_ptr<reduce::workspace> rws;
   solver_state* host_state = nullptr;  // pinned: the status check's copy target
   stream_t stream = nullptr;
+  // options::graph: the captured loop, rebuilt when d_x changes (its kernels hold the pointer). Captured on
+  // a stream of its own: the legacy default stream, which callers may pass, cannot be captured.
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t graph_exec = nullptr;
+  const Value* graph_x = nullptr;
+  std::unique_ptr<gpukit::owned_stream> capture_stream;
 
   ~impl() {
+    if (graph_exec) (void)cudaGraphExecDestroy(graph_exec);
+    if (graph) (void)cudaGraphDestroy(graph);
     if (host_state) (void)cudaFreeHost(host_state);
   }
 
@@ -93,8 +103,83 @@ struct solver<Value>::impl {
     GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
+  void build_graph(const std::function<void()>& iterate, const Value* x);
+  void run_loop(const std::function<void()>& iterate, const std::function<void(int)>& replace,
+                const std::function<void()>& gap_check);
   result solve_impl(const Value* d_b, Value* d_x, bool guess);
 };
+
+/// The while node's condition after each iteration: go on while running and below the iteration limit.
+__global__ void graph_continue(cudaGraphConditionalHandle h, const solver_state* s, int max_iterations) {
+  cudaGraphSetConditional(h, s->status == detail::status_running && s->iterations < max_iterations ? 1u : 0u);
+}
+
+/// options::graph: a graph of one conditional while node (default condition 1, reset at every launch) whose
+/// body is `iterate` and graph_continue, captured from the same enqueueing code as the host loop. The host
+/// checks status and limit before launching it, so the first body never runs past a stop.
+template <class Value>
+void solver<Value>::impl::build_graph(const std::function<void()>& iterate, const Value* x) {
+  if (graph_exec) (void)cudaGraphExecDestroy(graph_exec);
+  if (graph) (void)cudaGraphDestroy(graph);
+  graph_exec = nullptr;
+  graph = nullptr;
+  if (!capture_stream) capture_stream = std::make_unique<gpukit::owned_stream>();
+  GPUKIT_CUDA_CHECK(cudaGraphCreate(&graph, 0));
+  cudaGraphConditionalHandle cond{};
+  GPUKIT_CUDA_CHECK(cudaGraphConditionalHandleCreate(&cond, graph, 1, cudaGraphCondAssignDefault));
+  cudaGraphNodeParams p{};
+  p.type = cudaGraphNodeTypeConditional;
+  p.conditional.handle = cond;
+  p.conditional.type = cudaGraphCondTypeWhile;
+  p.conditional.size = 1;
+  cudaGraphNode_t node{};
+  GPUKIT_CUDA_CHECK(cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &p));
+  cudaGraph_t body = p.conditional.phGraph_out[0];
+  const stream_t user_stream = stream;
+  stream = capture_stream->get();
+  GPUKIT_CUDA_CHECK(cudaStreamBeginCaptureToGraph(stream, body, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
+  try {
+    iterate();
+    graph_continue<<<1, 1, 0, stream>>>(cond, state.data(), opt.max_iterations);
+    GPUKIT_CHECK_LAUNCH();
+  } catch (...) {
+    cudaGraph_t partial = nullptr;
+    (void)cudaStreamEndCapture(stream, &partial);
+    stream = user_stream;
+    throw;
+  }
+  cudaGraph_t captured = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream, &captured);
+  stream = user_stream;
+  GPUKIT_CUDA_CHECK(ended);
+  GPUKIT_CUDA_CHECK(cudaGraphInstantiate(&graph_exec, graph, 0));
+  graph_x = x;
+}
+
+/// The host-driven loop: check_every iterations between status checks; iterations after a stop (or after a
+/// pipecg status asking for a recomputation) are no-ops. The segment is sized from the device's own count,
+/// so iterations skipped while a recomputation waited for the check are launched again, and pipecg's gap
+/// check lands after iterations that are multiples of its period, as on the CPU path.
+template <class Value>
+void solver<Value>::impl::run_loop(const std::function<void()>& iterate, const std::function<void(int)>& replace,
+                                   const std::function<void()>& gap_check) {
+  const int gap_every = opt.method == krylov_method::pipecg ? detail::pipecg_check_every<Value>(opt) : 0;
+  for (;;) {
+    const int status = host_state->status;
+    if (status == detail::status_replace || status == detail::status_refresh || status == detail::status_claim) {
+      replace(status);
+      fetch(false);
+      continue;
+    }
+    if (status != detail::status_running || host_state->iterations >= opt.max_iterations) break;
+    int segment = std::min(opt.check_every, opt.max_iterations - host_state->iterations);
+    if (gap_every > 0) segment = std::min(segment, gap_every - host_state->iterations % gap_every);
+    for (int k = 0; k < segment; ++k) iterate();
+    if (gap_every > 0 && (host_state->iterations + segment) % gap_every == 0) gap_check();
+    fetch(static_cast<bool>(opt.progress));
+    if (opt.progress) opt.progress(host_state->iterations, std::sqrt(host_state->rr));
+  }
+}
 
 template <class Value>
 result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
@@ -179,26 +264,14 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
     }
   }
 
-  // The loop: check_every iterations between status checks; iterations after a stop (or after a pipecg
-  // status asking for a recomputation) are no-ops. The segment is sized from the device's own count, so
-  // iterations skipped while a recomputation waited for the check are launched again, and pipecg's gap
-  // check lands after iterations that are multiples of its period, as on the CPU path.
-  const int gap_every = opt.method == krylov_method::pipecg ? detail::pipecg_check_every<Value>(opt) : 0;
   fetch(false);
-  for (;;) {
-    const int status = host_state->status;
-    if (status == detail::status_replace || status == detail::status_refresh || status == detail::status_claim) {
-      replace(status);
-      fetch(false);
-      continue;
+  if (opt.graph) {
+    if (host_state->status == detail::status_running && host_state->iterations < opt.max_iterations) {
+      if (!graph_exec || graph_x != x) build_graph(iterate, x);
+      GPUKIT_CUDA_CHECK(cudaGraphLaunch(graph_exec, stream));
     }
-    if (status != detail::status_running || host_state->iterations >= opt.max_iterations) break;
-    int segment = std::min(opt.check_every, opt.max_iterations - host_state->iterations);
-    if (gap_every > 0) segment = std::min(segment, gap_every - host_state->iterations % gap_every);
-    for (int k = 0; k < segment; ++k) iterate();
-    if (gap_every > 0 && (host_state->iterations + segment) % gap_every == 0) gap_check();
-    fetch(static_cast<bool>(opt.progress));
-    if (opt.progress) opt.progress(host_state->iterations, std::sqrt(host_state->rr));
+  } else {
+    run_loop(iterate, replace, gap_check);
   }
   fetch(true);
   if (host_state->status == detail::status_bad_rhs)

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -19,11 +20,35 @@
 
 namespace test {
 
+/// GPUKIT_TEST_SHARD=k/N (0 <= k < N): this process runs only the gpu cases whose full name hashes
+/// (FNV-1a) to k mod N, so scripts/gpu-check can spread one binary's cases over N sanitizer processes;
+/// the others report themselves skipped. Unset (or malformed: then every case runs): all of them.
+inline bool in_test_shard(boost::unit_test::test_unit_id id, std::string& why) {
+  const char* e = std::getenv("GPUKIT_TEST_SHARD");
+  unsigned k = 0, n = 0;
+  if (e == nullptr || std::sscanf(e, "%u/%u", &k, &n) != 2 || n == 0 || k >= n) return true;
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char c : boost::unit_test::framework::get(id, boost::unit_test::TUT_ANY).full_name())
+    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  if (h % n == k) return true;
+  why = "not in GPUKIT_TEST_SHARD=" + std::string(e);
+  return false;
+}
+
 /// Boost.Test precondition: a `gpu` case without a CUDA device is reported SKIPPED with the reason,
-/// never passed.
-inline boost::test_tools::assertion_result cuda_device_present(boost::unit_test::test_unit_id) {
+/// never passed (and one outside this process's GPUKIT_TEST_SHARD is skipped saying so).
+inline boost::test_tools::assertion_result cuda_device_present(boost::unit_test::test_unit_id id) {
   boost::test_tools::assertion_result r(reduce::cuda_device_available());
-  if (!r) r.message() << reduce::cuda_unavailable_reason();
+  if (!r) {
+    r.message() << reduce::cuda_unavailable_reason();
+    return r;
+  }
+  std::string why;
+  if (!in_test_shard(id, why)) {
+    boost::test_tools::assertion_result skip(false);
+    skip.message() << why;
+    return skip;
+  }
   return r;
 }
 
@@ -94,16 +119,17 @@ T poison_value() {
 
 /// True when GPUKIT_TEST_REDUCED is set (and not "0"): the compute-sanitizer pass of scripts/gpu-check runs
 /// each GPU binary with it, so racecheck (which tracks every shared-memory access: ~100-1000x slower)
-/// finishes in minutes. Reduced runs keep every shape class (empty, warp and block boundaries, 2^k +- 1 up
-/// to 2^16 + 1, several grid-stride turns of the small launches) and drop only the sizes past 70,000
-/// elements; cases that exist only for large sizes report themselves skipped.
+/// finishes in minutes. Reduced runs keep every shape class (empty, warp and block boundaries, 2^13 +- 1,
+/// 16384: one full tile of the one-block shapes) and drop the sizes past 17,000 elements (2^16 +- 1 and
+/// up: the multi-block grids still run on the fixed sizes of the other cases); cases that exist only for
+/// large sizes report themselves skipped.
 inline bool reduced_sizes() {
   const char* e = std::getenv("GPUKIT_TEST_REDUCED");
   return e != nullptr && *e != '\0' && std::string(e) != "0";
 }
 
 /// Sizes every variant must meet: empty, one element, around the warp (32) and block (256, 1024) sizes,
-/// 2^k +- 1, and primes that are multiples of nothing (without the ones past 70,000 when reduced_sizes()).
+/// 2^k +- 1, and primes that are multiples of nothing (without the ones past 17,000 when reduced_sizes()).
 inline std::vector<std::int64_t> hostile_sizes() {
   // 4096 and 16384: exactly one full tile of the one-block shapes (16 KiB and 64 KiB of float).
   std::vector<std::int64_t> s = {0,    1,    2,    3,    31,   32,   33,   63,   64,   65,   255,
@@ -114,7 +140,7 @@ inline std::vector<std::int64_t> hostile_sizes() {
   }
   s.push_back(1000003);   // prime
   s.push_back(3000017);   // prime, past several full grids
-  if (reduced_sizes()) s.erase(std::remove_if(s.begin(), s.end(), [](std::int64_t n) { return n > 70000; }), s.end());
+  if (reduced_sizes()) s.erase(std::remove_if(s.begin(), s.end(), [](std::int64_t n) { return n > 17000; }), s.end());
   return s;
 }
 

@@ -81,7 +81,7 @@ int bench_command(const bench_options& opt) {
                        {"automatic_over_best_ratio", p.chosen_ms() / p.best_ms()}});
   }
   const std::int64_t crossover = measured_crossover(pts);
-  const std::int64_t threshold = std::int64_t{32} * cap.sms * cap.max_warps_per_sm / 4;
+  const std::int64_t threshold = wsm5::automatic_threshold_columns(cap);
   out << "crossover measured: thread_per_column faster from " << crossover << " columns on (-1: never); "
       << "automatic switches at " << threshold << "\n";
   if (!opt.json.empty()) {

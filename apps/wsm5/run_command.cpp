@@ -70,7 +70,7 @@ void run_gpu_variants(const run_context& x, const std::vector<wsm5::variant>& va
       chosen = wsm5::choose_variant(x.d0.columns(), cap);
       x.out << "variant   automatic -> " << wsm5::to_string(chosen) << " (" << x.d0.columns() << " columns; "
             << "thread_per_column from 32 x " << cap.sms << " SMs x " << cap.max_warps_per_sm << " warps / 4 = "
-            << std::int64_t{32} * cap.sms * cap.max_warps_per_sm / 4 << ")\n";
+            << wsm5::automatic_threshold_columns(cap) << ")\n";
       x.results["automatic_choice"] = wsm5::to_string(chosen);
     }
     const variant_run r = run_variant(x.d0, chosen, plan, i == 0 ? &out_state : nullptr);

@@ -91,9 +91,11 @@ void domain::validate(const std::string& what) const {
 // ~16 warps per SM, about what its register budget lets it keep (5 blocks of 4 warps); below, the
 // exposed latency dominates. The two measured points bracket it (400 and 133,364 columns); the
 // crossover measured by `wsm5 bench --crossover` (libwsm5/README.md) is what to replace it with.
+std::int64_t automatic_threshold_columns(const gpu_capacity& c) {
+  return std::int64_t{32} * c.sms * c.max_warps_per_sm / 4;  // a quarter of the resident threads
+}
 variant choose_variant(std::int64_t columns, const gpu_capacity& c) {
-  const std::int64_t quarter_of_resident_threads = std::int64_t{32} * c.sms * c.max_warps_per_sm / 4;
-  return columns >= quarter_of_resident_threads ? variant::thread_per_column : variant::warp_per_column;
+  return columns >= automatic_threshold_columns(c) ? variant::thread_per_column : variant::warp_per_column;
 }
 
 const char* to_string(variant v) {

@@ -165,6 +165,32 @@ CPU_TEST_CASE(reader_refuses_with_file_column_level_field_value_and_range) {
   }
 }
 
+CPU_TEST_CASE(reader_refuses_a_file_with_zero_columns) {
+  wsm5::domain d;
+  d.resize(0, 1, 35);
+  d.dt = 60.f;
+  const std::string path = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/test_wsm5_zero_columns.h5";
+  wsm5::write_hdf5(d, path, false);
+  try {
+    (void)wsm5::read_hdf5(path);
+    BOOST_ERROR("zero columns accepted");
+  } catch (const wsm5::input_error& e) {
+    BOOST_TEST(e.problem().field == "columns");
+    BOOST_TEST(std::string(e.what()).find(path) == 0u);
+  }
+}
+
+CPU_TEST_CASE(automatic_switches_at_a_quarter_of_the_resident_threads) {
+  const wsm5::gpu_capacity h100{132, 64};
+  BOOST_TEST(wsm5::automatic_threshold_columns(h100) == 67584);
+  BOOST_TEST((wsm5::choose_variant(400, h100) == wsm5::variant::warp_per_column));      // 0.057 vs 1.44 ms
+  BOOST_TEST((wsm5::choose_variant(67583, h100) == wsm5::variant::warp_per_column));
+  BOOST_TEST((wsm5::choose_variant(67584, h100) == wsm5::variant::thread_per_column));
+  BOOST_TEST((wsm5::choose_variant(433 * 308, h100) == wsm5::variant::thread_per_column));  // 0.407 vs 0.641 ms
+  BOOST_TEST((wsm5::parse_variant("automatic") == wsm5::variant::automatic));
+  BOOST_TEST(std::string(wsm5::to_string(wsm5::variant::automatic)) == "automatic");
+}
+
 CPU_TEST_CASE(tiny_negative_hydrometeors_are_clipped_as_wrf_does) {
   // Round-off negatives (>= -1e-8) are accepted; the scheme clips qc, qr, qi, qs to 0 at entry (WRF
   // V3.1) and leaves qv, which it reads only through max(qv, qmin) and max(qv, 0).

@@ -3,12 +3,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cmath>
-#include <iterator>
-#include <optional>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 

@@ -4,6 +4,8 @@
 // the CPU reference on the soundings, and their distance from WRF against the reference's.
 #include <cmath>
 #include <cstdlib>
+#include <iomanip>
+#include <sstream>
 #include <tuple>
 #include <utility>
 #include <limits>
@@ -47,6 +49,12 @@ wsm5::domain column(const std::vector<double>& p, const std::vector<double>& t) 
 }
 wsm5::domain column2(double p0, double p1, double t) { return column({p0, p1}, {t, t}); }
 
+std::string num(double v) {
+  std::ostringstream s;
+  s << std::setprecision(9) << v;
+  return s.str();
+}
+
 /// The domain passes, or check_physical names `field`.
 void expect_ok(const wsm5::domain& d, const std::string& what) {
   const auto p = wsm5::check_physical(d);
@@ -54,8 +62,8 @@ void expect_ok(const wsm5::domain& d, const std::string& what) {
 }
 void expect_rejected(const wsm5::domain& d, const std::string& field, const std::string& what) {
   const auto p = wsm5::check_physical(d);
-  BOOST_TEST_REQUIRE(p.has_value(), what << ": accepted");
-  BOOST_TEST(p->field == field, what << ": " << wsm5::to_string(*p));
+  BOOST_TEST(p.has_value(), what << ": accepted");  // not REQUIRE: every bound is checked on its own
+  if (p) BOOST_TEST(p->field == field, what << ": " << wsm5::to_string(*p));
 }
 
 }  // namespace
@@ -97,8 +105,8 @@ CPU_TEST_CASE(each_bound_rejects_just_outside_and_accepts_just_inside) {
   for (const auto& [scale, ok] : {std::pair{1.499, true}, std::pair{1.501, false}, std::pair{0.6668, true}, std::pair{0.6665, false}}) {
     wsm5::domain d = column2(90000, 80000, 280);
     for (float& z : d.delz) z = static_cast<float>(z * scale);
-    if (ok) expect_ok(d, "hypsometric x" + std::to_string(scale));
-    else expect_rejected(d, "delz", "hypsometric x" + std::to_string(scale));
+    if (ok) expect_ok(d, "hypsometric x" + num(scale));
+    else expect_rejected(d, "delz", "hypsometric x" + num(scale));
   }
   // density [0.85, 1.05] of p / (Rd T); Exner [0.99, 1.01] of (p / 1e5)^(2/7)
   for (const auto& [name, lo, hi] : {std::tuple{"den", 0.85, 1.05}, std::tuple{"pii", 0.99, 1.01}}) {
@@ -108,8 +116,8 @@ CPU_TEST_CASE(each_bound_rejects_just_outside_and_accepts_just_inside) {
       float& v = wsm5::field(d, name)[1];
       if (std::string(name) == "pii") d.th[1] = static_cast<float>(d.th[1] * v / (v * factor));  // keep T
       v = static_cast<float>(v * factor);
-      if (ok) expect_ok(d, std::string(name) + " x" + std::to_string(factor));
-      else expect_rejected(d, name, std::string(name) + " x" + std::to_string(factor));
+      if (ok) expect_ok(d, std::string(name) + " x" + num(factor));
+      else expect_rejected(d, name, std::string(name) + " x" + num(factor));
     }
   }
   // mixing ratios [-1e-8, max]
@@ -120,16 +128,16 @@ CPU_TEST_CASE(each_bound_rejects_just_outside_and_accepts_just_inside) {
       wsm5::domain d = column2(90000, 80000, 280);
       wsm5::field(d, name)[0] = static_cast<float>(v);
       if (std::string(name) == "qv") d.den[0] = static_cast<float>(d.den[0] / (1.0 + 1.608 * std::max(v, 0.0)));
-      if (ok) expect_ok(d, std::string(name) + " = " + std::to_string(v));
-      else expect_rejected(d, name, std::string(name) + " = " + std::to_string(v));
+      if (ok) expect_ok(d, std::string(name) + " = " + num(v));
+      else expect_rejected(d, name, std::string(name) + " = " + num(v));
     }
   }
   // dt [0.01, 3600] s, columns >= 1, accumulations >= 0
   for (const auto& [dt, ok] : {std::pair{0.0101f, true}, std::pair{0.0099f, false}, std::pair{3599.9f, true}, std::pair{3600.1f, false}}) {
     wsm5::domain d = column2(90000, 80000, 280);
     d.dt = dt;
-    if (ok) expect_ok(d, "dt " + std::to_string(dt));
-    else expect_rejected(d, "dt", "dt " + std::to_string(dt));
+    if (ok) expect_ok(d, "dt " + num(dt));
+    else expect_rejected(d, "dt", "dt " + num(dt));
   }
   {
     wsm5::domain d;

@@ -9,7 +9,9 @@
 #if defined(__CUDACC__)
 #define WSM5_HD __host__ __device__ __forceinline__
 #else
-#define WSM5_HD inline
+// static: each host TU keeps its own copy, so the FMA-contracted build of the reference
+// (reference_contracted.cpp) can never lend its rounding to the reference through the linker.
+#define WSM5_HD static inline
 #endif
 
 namespace wsm5::phys {

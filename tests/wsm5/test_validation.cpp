@@ -281,6 +281,44 @@ CPU_TEST_CASE(check_passes_on_valid_soundings_and_trips_on_a_perturbed_field) {
   }
 }
 
+CPU_TEST_CASE(check_passes_against_the_fma_contracted_reference_on_random_soundings) {
+  // A different rounding of the same scheme (the reference with FMA contraction): the bounds derived for
+  // GPU vs CPU must accept it on every sounding, for one call and for ten.
+  if (!wsm5::reference_contracted::available()) {
+    BOOST_TEST_MESSAGE("skipped: the contracted reference needs GCC on an x86-64 CPU with FMA");
+    return;
+  }
+  double worst_q = 0, worst_th = 0;
+  int differing = 0;
+  for (std::uint64_t seed = 1; seed <= 24; ++seed) {
+    const wsm5::domain in = test_wsm5::random_soundings(25, seed);
+    const int loops = std::max(1, static_cast<int>(std::lround(in.dt / 120.f)));
+    wsm5::domain ref = in, fma = in;
+    for (int calls = 1; calls <= 10; ++calls) {
+      const wsm5::domain before = fma;
+      (void)wsm5::reference::step(ref, 0);
+      (void)wsm5::reference_contracted::step(fma, 0);
+      BOOST_TEST(wsm5::water_budget(before, fma).ok);
+      if (calls != 1 && calls != 10) continue;
+      BOOST_TEST_CONTEXT("seed " << seed << ", nz " << in.nz << ", dt " << in.dt << ", " << calls << " calls") {
+        bool ok = false;
+        for (const auto& e : wsm5::compare_with_bounds(fma, ref, wsm5::gpu_vs_reference_bounds(calls * loops), ok)) {
+          if (e.name == "th") worst_th = std::max(worst_th, e.max_abs);
+          else if (e.name[0] == 'q') worst_q = std::max(worst_q, e.max_abs);
+          if (e.max_abs > 0) ++differing;
+          BOOST_TEST(e.max_excess <= (e.name == "th" ? wsm5::gpu_vs_reference_bounds(calls * loops).th
+                                      : e.name[0] == 'q' ? wsm5::gpu_vs_reference_bounds(calls * loops).q
+                                      : e.name == "sr" ? 0.0 : wsm5::gpu_vs_reference_bounds(calls * loops).precip),
+                     e.name << " max |error| " << e.max_abs << ", beyond its allowance " << e.max_excess);
+        }
+        BOOST_TEST(ok);
+      }
+    }
+  }
+  BOOST_TEST(differing > 0);  // the contracted build does round differently (else this test shows nothing)
+  BOOST_TEST_MESSAGE("FMA-contracted vs reference: max |dq| " << worst_q << " kg/kg, |dth| " << worst_th << " K");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // ---- GPU ------------------------------------------------------------------------------------------------

@@ -160,6 +160,15 @@ namespace reference {
 diagnostics step(domain& d, int threads = 0);
 }  // namespace reference
 
+namespace reference_contracted {
+/// The reference built with FMA contraction (a*b+c with one rounding, as WRF's Fortran with -mfma
+/// -ffp-contract=fast): a different but valid rounding of the same scheme, for showing that the
+/// accuracy checks (compare_with_bounds, water_budget) accept valid variation. GCC on x86-64 with an
+/// FMA CPU only: available() says; step() throws std::runtime_error where it is not.
+bool available();
+diagnostics step(domain& d, int threads = 0);
+}  // namespace reference_contracted
+
 namespace emulation {
 /// One call with thread_per_column's per-column code (the GPU kernel's body: sub-step pass, one sweep
 /// with the sub-steps inline, general path for columns with many sub-steps) run on the CPU, serially.

@@ -346,6 +346,23 @@ GPU_TEST_CASE(gpu_variants_pass_the_check_on_random_soundings) {
   }
 }
 
+GPU_TEST_CASE(conus_thousand_calls_stay_finite_and_close_the_budget) {
+  // CONUS 433 x 308 x 35, dt = 72 s, 1000 calls of variant::automatic: every call's state finite, and
+  // the column water lost over the run equals the rain it produced within 1000 calls' budget bound.
+  const wsm5::domain d0 = wsm5::generate(433, 308, 35, 1);
+  wsm5::gpu_domain g(d0);
+  for (int call = 1; call <= 1000; ++call) {
+    (void)g.step(wsm5::variant::automatic);
+    const auto nf = g.find_nonfinite();
+    BOOST_TEST_REQUIRE(!nf.has_value(), "call " << call << ": " << wsm5::to_string(*nf));
+  }
+  wsm5::domain d = d0;
+  g.download(d);
+  const wsm5::budget_result b = wsm5::water_budget(d0, d, 1000);
+  BOOST_TEST(b.ok, "residual " << b.max_abs_residual << " kg m-2 in column " << b.worst_column << " > " << b.bound);
+  BOOST_TEST_MESSAGE("CONUS after 1000 calls: max |budget residual| " << b.max_abs_residual << " <= " << b.bound);
+}
+
 GPU_TEST_CASE(gpu_finds_a_planted_nan) {
   wsm5::domain d = test_wsm5::random_soundings(50, 2, 64, 35, 72.f);
   wsm5::gpu_domain g(d);

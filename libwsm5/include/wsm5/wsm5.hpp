@@ -100,7 +100,7 @@ struct nonfinite_value {
 };
 /// Host scan, fields in the order above, cells in memory order; nullopt when all are finite.
 std::optional<nonfinite_value> find_nonfinite(const domain& d);
-/// "qv is nan at column (i, j) = (5, 2), level k = 7 (0 = lowest)".
+/// "qv is NaN at column (i, j) = (5, 2), level k = 7 (0 = lowest)" (or +Inf, -Inf).
 std::string to_string(const nonfinite_value& v);
 
 /// One golden column of wrf_v31_{1,50}step.txt.

@@ -7,6 +7,8 @@
 #   OUTDIR/wsm5.headline.txt   GPU, ms per call per variant without/with transfers, speed-ups, fraction of
 #                              the memory floor, check result
 #   OUTDIR/wsm5-bench-*.png    the report's timings per variant (bench/plot.py, when matplotlib is present)
+#   OUTDIR/wsm5-crossover.json `wsm5 bench --crossover`: both variants over column counts (64 .. 2^18 quick,
+#                              2^19 full), the measured crossover, what `automatic` picks (+ .log, plots)
 set -euo pipefail
 if [[ $# -lt 2 ]]; then
   echo "usage: bench/wsm5.sh BUILD_DIR OUTDIR [--quick]" >&2
@@ -28,9 +30,9 @@ trap 'rm -rf "$tmp"' EXIT
 # time falls (0.61 -> 0.41 ms over calls 4-23 on the H200) and flattens; the headline prints the first and
 # last timed call next to the median.
 if [[ $quick == --quick ]]; then
-  steps=10; cpu_steps=1; repeats=20
+  steps=10; cpu_steps=1; repeats=20; cross_repeats=5; cross_max=262144
 else
-  steps=50; cpu_steps=5; repeats=30
+  steps=50; cpu_steps=5; repeats=30; cross_repeats=10; cross_max=524288
 fi
 "$wsm5" generate --nx 433 --ny 308 --nz 35 --seed 1 --dt 72 "$tmp/conus.h5"
 rm -f "$out/wsm5-bench.json"  # never a stale report under a failed run's headline
@@ -40,9 +42,16 @@ set +e
 rc=${PIPESTATUS[0]}
 set -e
 [[ -f $out/wsm5-bench.json ]] || exit "$rc"  # usage or runtime error (exit 2/3): said on stderr, no report
+rm -f "$out/wsm5-crossover.json"
+set +e
+"$wsm5" bench --crossover --repeats "$cross_repeats" --max-columns "$cross_max" --json "$out/wsm5-crossover.json" \
+  2>&1 | tee "$out/wsm5-crossover.log"
+cross_rc=${PIPESTATUS[0]}
+set -e
+[[ $rc -ne 0 ]] || rc=$cross_rc
 
-python3 - "$out/wsm5-bench.json" "$out/wsm5.headline.txt" <<'PY'
-import json, sys
+python3 - "$out/wsm5-bench.json" "$out/wsm5.headline.txt" "$out/wsm5-crossover.json" <<'PY'
+import json, os, sys
 r = json.load(open(sys.argv[1]))
 i, res = r["inputs"], r["results"]
 device = r["device"].get("name", r["device"]["backend"])
@@ -70,10 +79,21 @@ if res["variants"]:
     best = min(res["variants"], key=lambda v: v["time_ms"])
     lines.append(f"fastest: {best['variant']} ({best['time_ms']:.3f} ms; target <= 0.5 ms on an H200: "
                  f"{'met' if best['time_ms'] <= 0.5 else 'NOT met'})")
+if os.path.exists(sys.argv[3]):
+    c = json.load(open(sys.argv[3]))["results"]
+    worst = max(c["points"], key=lambda p: p["automatic_over_best_ratio"])
+    lines.append(f"crossover: thread_per_column faster from {c['measured_crossover_columns_count']} columns on (-1: never); "
+                 f"automatic switches at {c['automatic_threshold_columns_count']}; worst automatic/best "
+                 f"{worst['automatic_over_best_ratio']:.2f} at {worst['columns_count']} columns")
+    lines.append(f"automatic within 10 % of the faster variant at every size: "
+                 f"{'PASS' if worst['automatic_over_best_ratio'] <= 1.10 else 'MISS'}")
 lines.append(f"overall check: {'ok' if res.get('ok') else 'FAILED'}")
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
 # Plots of the report's record arrays (bench/plot.py: the one plotting path); a plot problem is said, not fatal.
 python3 "$here/plot.py" "$out/wsm5-bench.json" || echo "bench/wsm5.sh: bench/plot.py failed: no plot" >&2
+if [[ -f $out/wsm5-crossover.json ]]; then
+  python3 "$here/plot.py" "$out/wsm5-crossover.json" || echo "bench/wsm5.sh: bench/plot.py failed: no crossover plot" >&2
+fi
 exit "$rc"

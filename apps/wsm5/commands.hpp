@@ -10,13 +10,23 @@ struct run_options {
   std::string in;                 // HDF5 domain (data/README.md, "WSM5 columns")
   int steps = 1;                  // calls of the scheme on each GPU variant
   int cpu_steps = 0;              // calls of the CPU reference (the check's reference); 0: min(steps, ...) = steps
-  std::string variant = "all";    // cpu | thread_per_column | warp_per_column | all
+  std::string variant = "automatic";  // automatic | cpu | thread_per_column | warp_per_column | all
   bool check = false;
   std::string device = "auto";    // auto | cpu | gpu | cuda
   int repeats = 20;               // timed calls per variant (median)
   int chunks = 8;                 // row chunks of the with-transfers timing
   std::string output;             // HDF5 state after the run; empty: none
   std::string json;               // report; empty: none
+  bool quiet = false;
+};
+
+struct bench_options {
+  bool crossover = false;          // time both GPU variants over column counts
+  std::int64_t nz = 35;
+  double dt = 72.0;                // s
+  int repeats = 10;                // timed calls per point (median), after 3 warm-up calls
+  std::int64_t max_columns = 1 << 19;
+  std::string json;
   bool quiet = false;
 };
 
@@ -41,6 +51,7 @@ inline constexpr double max_dt_s = 3600.0;
 
 int run_command(const run_options& opt);            // run_command.cpp
 int convert_command(const convert_options& opt);    // io_commands.cpp
+int bench_command(const bench_options& opt);        // bench_command.cpp
 int generate_command(const generate_options& opt);  // io_commands.cpp
 
 }  // namespace wsm5_app

@@ -42,8 +42,10 @@ void add_run(CLI::App& app, wsm5_app::run_options& o, action_t& action) {
   r->add_option("--cpu-steps", o.cpu_steps, "calls of the CPU reference, the check's reference (default and at "
                                             "most: --steps)")
       ->check(CLI::Range(1, 10'000'000));
-  r->add_option("--variant", o.variant, "variant(s) to run; cpu or no GPU: the CPU reference only")
-      ->check(CLI::IsMember({"cpu", "thread_per_column", "warp_per_column", "all"}))
+  r->add_option("--variant", o.variant, "variant(s) to run: automatic (thread_per_column or warp_per_column by the "
+                                        "column count against the GPU's capacity), all (both); cpu or no GPU: the "
+                                        "CPU reference only")
+      ->check(CLI::IsMember({"automatic", "cpu", "thread_per_column", "warp_per_column", "all"}))
       ->capture_default_str();
   r->add_flag("--check", o.check, "compare each GPU variant with the CPU reference; exit 1 when out of bounds");
   gpukit::add_device_option(*r, o.device);
@@ -58,6 +60,25 @@ void add_run(CLI::App& app, wsm5_app::run_options& o, action_t& action) {
   r->add_option("--json", o.json, "write the report (apps/README.md, JSON reports) to FILE")->type_name("FILE");
   gpukit::add_quiet_flag(*r, o.quiet);
   r->callback([&] { action = [&] { return wsm5_app::run_command(o); }; });
+}
+
+void add_bench(CLI::App& app, wsm5_app::bench_options& o, action_t& action) {
+  CLI::App* b = app.add_subcommand(
+      "bench", "--crossover: thread_per_column and warp_per_column timed on generated domains of 64, 128, ... "
+               "columns (median ms per call without transfers), the measured crossover and what --variant "
+               "automatic picks at each size; needs a GPU (exit 3 without)");
+  b->add_flag("--crossover", o.crossover, "time both GPU variants over column counts")->required();
+  b->add_option("--nz", o.nz, "levels")->check(CLI::Range(std::int64_t{2}, std::int64_t{64}))->capture_default_str();
+  b->add_option("--dt", o.dt, "model time step [s]")->check(CLI::Validator(check_dt, "SECONDS in (0, 3600]"))->capture_default_str();
+  b->add_option("--repeats", o.repeats, "timed calls per point (median), after 3 warm-up calls")
+      ->check(CLI::Range(1, 10'000))
+      ->capture_default_str();
+  b->add_option("--max-columns", o.max_columns, "largest column count (the sizes double from 64)")
+      ->check(CLI::Range(std::int64_t{64}, std::int64_t{1} << 22))
+      ->capture_default_str();
+  b->add_option("--json", o.json, "write the report (apps/README.md, JSON reports) to FILE")->type_name("FILE");
+  gpukit::add_quiet_flag(*b, o.quiet);
+  b->callback([&] { action = [&] { return wsm5_app::bench_command(o); }; });
 }
 
 void add_convert(CLI::App& app, wsm5_app::convert_options& o, action_t& action) {
@@ -97,7 +118,9 @@ int main(int argc, char** argv) {
   wsm5_app::run_options run;
   wsm5_app::convert_options convert;
   wsm5_app::generate_options generate;
+  wsm5_app::bench_options bench;
   add_run(app, run, action);
+  add_bench(app, bench, action);
   add_convert(app, convert, action);
   add_generate(app, generate, action);
   return gpukit::run_app(app, argc, argv, action);

@@ -61,6 +61,12 @@ wsm5::domain first_rows(const wsm5::domain& d, std::int64_t rows) {
 
 }  // namespace
 
+void stop_on_nonfinite(const std::optional<wsm5::nonfinite_value>& v, int call, int calls, const char* variant) {
+  if (!v) return;
+  throw nonfinite_failure("call " + std::to_string(call) + " of " + std::to_string(calls) + " (" + variant +
+                          ") produced a non-finite value: " + wsm5::to_string(*v) + "; stopped, nothing written");
+}
+
 double max_column_water(const wsm5::domain& d) {
   double w = 0;
   for (std::int64_t c = 0; c < d.columns(); ++c) w = std::max(w, wsm5::column_water(d, c));
@@ -79,6 +85,7 @@ cpu_run run_cpu_reference(const wsm5::domain& d0, int calls, bool show_progress)
     const auto t0 = clock_type::now();
     r.diag = wsm5::reference::step(r.state, 0);
     t.push_back(seconds_since(t0));
+    stop_on_nonfinite(wsm5::find_nonfinite(r.state), s + 1, calls, "cpu");  // outside the timing
     progress(show_progress, "cpu reference", s + 1, calls, tc);
   }
   end_progress(show_progress, tc);
@@ -131,6 +138,7 @@ variant_run run_variant(const wsm5::domain& d0, wsm5::variant v, const variant_p
   const auto tg = clock_type::now();
   for (int s = 0; s < plan.steps; ++s) {
     r.diag = g.step(v);
+    stop_on_nonfinite(g.find_nonfinite(), s + 1, plan.steps, wsm5::to_string(v));
     if (s + 1 == plan.check_calls) {
       r.at_check = d0;
       g.download(r.at_check);

@@ -3,12 +3,21 @@
 // run_report.cpp prints and reports these; run_command.cpp puts them in order.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "wsm5/wsm5.hpp"
 
 namespace wsm5_app {
+
+/// A call produced NaN or Inf: the run stops before writing anything (run_command: exit 3, one line).
+struct nonfinite_failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+/// Throws nonfinite_failure naming the call, the variant and the first non-finite value.
+void stop_on_nonfinite(const std::optional<wsm5::nonfinite_value>& v, int call, int calls, const char* variant);
 
 /// The CPU reference: `calls` calls on all threads (their median time; the state is the check's
 /// reference), and one thread timed on the first rows of the domain, scaled to all of them.

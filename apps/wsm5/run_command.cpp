@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <iostream>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -23,21 +24,23 @@ namespace {
 /// The GPU variants --variant asks for ("all": both, "cpu": none); checks the options that need no input.
 std::vector<wsm5::variant> requested_variants(const run_options& opt) {
   if (opt.variant == "cpu") return {};
-  if (opt.device == "cpu" && opt.variant != "all")
+  const bool any = opt.variant == "all" || opt.variant == "automatic";
+  if (opt.device == "cpu" && !any)
     throw gpukit::bad_input("--variant " + opt.variant + " needs --device gpu or auto");
   const auto same = [](const std::string& a, const std::string& b) { return !a.empty() && a == b; };
   if (same(opt.output, opt.in) || same(opt.json, opt.in)) throw gpukit::bad_input("run: an output file is the input " + opt.in);
   if (same(opt.output, opt.json)) throw gpukit::bad_input("run: --output and --json name the same file");
   if (opt.variant == "all") return {wsm5::variant::thread_per_column, wsm5::variant::warp_per_column};
+  if (opt.variant == "automatic") return {wsm5::variant::automatic};
   return {wsm5::parse_variant(opt.variant)};
 }
 
-/// Whether the GPU variants run. --device cpu, or no GPU with --device auto and --variant all, runs the
+/// Whether the GPU variants run. --device cpu, or no GPU with --device auto and --variant all or automatic, runs the
 /// CPU reference only (auto says so on stderr); a GPU variant asked for by name, or --device gpu, without
 /// a GPU is an error (exit 3), never a silent fallback.
 bool choose_gpu(const run_options& opt, bool wants_gpu) {
   if (!wants_gpu || opt.device == "cpu") return false;
-  if (opt.variant != "all" && !reduce::cuda_device_available())
+  if (opt.variant != "all" && opt.variant != "automatic" && !reduce::cuda_device_available())
     throw gpukit::no_cuda_device("--variant " + opt.variant + " needs a GPU: " + reduce::cuda_unavailable_reason());
   return gpukit::select_backend_announced("wsm5", opt.device) == reduce::backend::cuda;
 }
@@ -61,7 +64,16 @@ void run_gpu_variants(const run_context& x, const std::vector<wsm5::variant>& va
   const double max_water = x.opt.check ? max_column_water(x.d0) : 0.0;
   const variant_plan plan{x.opt.steps, x.opt.check ? x.cpu.calls : 0, x.opt.repeats, x.opt.chunks, !x.opt.quiet};
   for (std::size_t i = 0; i < variants.size(); ++i) {
-    const variant_run r = run_variant(x.d0, variants[i], plan, i == 0 ? &out_state : nullptr);
+    wsm5::variant chosen = variants[i];
+    if (chosen == wsm5::variant::automatic) {
+      const wsm5::gpu_capacity cap = wsm5::current_gpu_capacity();
+      chosen = wsm5::choose_variant(x.d0.columns(), cap);
+      x.out << "variant   automatic -> " << wsm5::to_string(chosen) << " (" << x.d0.columns() << " columns; "
+            << "thread_per_column from 32 x " << cap.sms << " SMs x " << cap.max_warps_per_sm << " warps / 4 = "
+            << wsm5::automatic_threshold_columns(cap) << ")\n";
+      x.results["automatic_choice"] = wsm5::to_string(chosen);
+    }
+    const variant_run r = run_variant(x.d0, chosen, plan, i == 0 ? &out_state : nullptr);
     const variant_figures f = figures_of(r, c, x.cpu, x.d0.cells());
     print_variant(x.out, r, f, x.cpu, x.opt.repeats, x.opt.chunks);
     nlohmann::json v = variant_json(r, f, x.opt.chunks);
@@ -98,9 +110,8 @@ int finish(const run_context& x, const wsm5::domain& out_state, bool gpu_output,
   throw gpukit::check_failed(opt.in + ": check failed: " + what);
 }
 
-}  // namespace
-
-int run_command(const run_options& opt) {
+/// The run; a non-finite result throws nonfinite_failure (run_command turns it into exit 3).
+int run_checked(const run_options& opt) {
   const std::vector<wsm5::variant> variants = requested_variants(opt);
   const wsm5::domain d0 = wsm5::read_hdf5(opt.in);
   const bool gpu = choose_gpu(opt, !variants.empty());
@@ -120,6 +131,17 @@ int run_command(const run_options& opt) {
   wsm5::domain out_state = cpu.state;
   if (gpu) run_gpu_variants(x, variants, out_state);
   return finish(x, out_state, gpu, report);
+}
+
+}  // namespace
+
+int run_command(const run_options& opt) {
+  try {
+    return run_checked(opt);
+  } catch (const nonfinite_failure& e) {  // a runtime failure, not bad input: exit 3, nothing written
+    std::cerr << "wsm5: error: " << opt.in << ": " << e.what() << "\n";
+    return gpukit::exit_runtime_error;
+  }
 }
 
 }  // namespace wsm5_app

@@ -67,7 +67,10 @@ void print_cpu(std::ostream& os, const cpu_run& cpu) {
   os << "\n";
   os << "          water budget after " << cpu.calls << " calls: max |residual| " << std::scientific
      << std::setprecision(2) << cpu.budget.max_abs_residual << " <= " << cpu.budget.bound << std::defaultfloat
-     << (cpu.budget.ok ? "  [ok]" : "  [FAILED]") << "\n";
+     << (cpu.budget.ok ? "  [ok]" : "  [FAILED]");
+  if (cpu.budget.nonfinite_columns > 0)
+    os << " (" << cpu.budget.nonfinite_columns << " columns with a non-finite residual, first " << cpu.budget.worst_column << ")";
+  os << "\n";
 }
 
 void print_ceilings(std::ostream& os, const gpu_ceilings& c) {

@@ -77,11 +77,33 @@ void domain::validate(const std::string& what) const {
   }
 }
 
+// The choice between the GPU variants, every threshold in one place.
+//   thread_per_column: one thread per column, all levels and sub-steps in registers; its per-column
+//     work is a long dependent chain (~35 levels x ~2400 flop), so it needs many resident warps per SM
+//     to hide latency. With few columns most SMs idle and each thread's chain is exposed: 400 columns
+//     took 1.44 ms per call on an H100 (4 blocks of 128 threads on 132 SMs).
+//   warp_per_column: 16 or 32 lanes per column, levels across lanes; 16-32x more threads for the same
+//     columns, so small domains fill the GPU (400 columns: 0.057 ms, 25x faster), but lanes idle past nz
+//     and strided loads cost it on large ones (CONUS 433 x 308 = 133,364 columns: 0.641 against
+//     thread_per_column's 0.407 ms, H200).
+// The switch: thread_per_column when its grid supplies at least a quarter of the resident warps of
+// every SM (columns >= 32 x SMs x max_warps_per_sm / 4: 67,584 columns on 132 SMs x 64 warps), i.e.
+// ~16 warps per SM, about what its register budget lets it keep (5 blocks of 4 warps); below, the
+// exposed latency dominates. The two measured points bracket it (400 and 133,364 columns); the
+// crossover measured by `wsm5 bench --crossover` (libwsm5/README.md) is what to replace it with.
+std::int64_t automatic_threshold_columns(const gpu_capacity& c) {
+  return std::int64_t{32} * c.sms * c.max_warps_per_sm / 4;  // a quarter of the resident threads
+}
+variant choose_variant(std::int64_t columns, const gpu_capacity& c) {
+  return columns >= automatic_threshold_columns(c) ? variant::thread_per_column : variant::warp_per_column;
+}
+
 const char* to_string(variant v) {
   switch (v) {
     case variant::cpu: return "cpu";
     case variant::thread_per_column: return "thread_per_column";
     case variant::warp_per_column: return "warp_per_column";
+    case variant::automatic: return "automatic";
   }
   return "?";
 }
@@ -89,7 +111,8 @@ variant parse_variant(const std::string& s) {
   if (s == "cpu") return variant::cpu;
   if (s == "thread_per_column") return variant::thread_per_column;
   if (s == "warp_per_column") return variant::warp_per_column;
-  throw std::invalid_argument("unknown variant '" + s + "' (cpu, thread_per_column, warp_per_column)");
+  if (s == "automatic") return variant::automatic;
+  throw std::invalid_argument("unknown variant '" + s + "' (cpu, thread_per_column, warp_per_column, automatic)");
 }
 
 }  // namespace wsm5

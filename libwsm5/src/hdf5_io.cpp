@@ -124,7 +124,8 @@ domain read_hdf5(const std::string& path) {
                                shape_text(shape2));
     field(d, n) = read_floats(file.get(), path, n, static_cast<std::size_t>(d.columns()));
   }
-  d.validate(path);
+  d.validate(path);               // structure: sizes, finite values, positive p/den/delz/pii
+  check_physical_or_throw(d, path);  // physics: validate.hpp's bounds, before any compute
   return d;
 }
 

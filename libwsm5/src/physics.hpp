@@ -9,7 +9,9 @@
 #if defined(__CUDACC__)
 #define WSM5_HD __host__ __device__ __forceinline__
 #else
-#define WSM5_HD inline
+// static: each host TU keeps its own copy, so the FMA-contracted build of the reference
+// (reference_contracted.cpp) can never lend its rounding to the reference through the linker.
+#define WSM5_HD static inline
 #endif
 
 namespace wsm5::phys {
@@ -114,12 +116,29 @@ WSM5_HD float pow_const(float x, float b) { return ::exp2f(b * ::log2f(x)); }
 WSM5_HD float pow_const(float x, float b) { return ::powf(x, b); }
 #endif
 
+/// exp and log of the saturation vapour pressure, rounded as the CPU reference's glibc expf/logf round
+/// (correctly rounded but for rare cases within 0.502 ulp). CUDA's expf is a 2-ulp and logf a 1-ulp
+/// function; here their error is amplified: q_s = ep2 e_s / (p - e_s) carries e_s's relative error 1:1,
+/// the saturation adjustment passes q_s's error to qv and qc (up to ulp(0.03 kg/kg) = 1.9e-9 each) and,
+/// through L/cp, to T, whose next q_s moves by L/(Rv T^2) = 6.5 %/K; after one call that made the GPU
+/// variants 2-4x further from WRF than the reference (qc 1.45e-8 vs 3.3e-9 kg/kg, th 6.1e-5 vs 3.1e-5
+/// K). On the device (WSM5_GPU_CR_QSAT, on by default) they are evaluated in double and rounded once:
+/// a double exp/log is within 1 double ulp, so the float result is the correctly rounded one unless the
+/// exact value lies within 2^-29 relative of a rounding boundary. Three q_s per level and minor loop.
+#if defined(__CUDA_ARCH__) && defined(WSM5_GPU_CR_QSAT) && WSM5_GPU_CR_QSAT
+WSM5_HD float exp_qsat(float x) { return static_cast<float>(::exp(static_cast<double>(x))); }
+WSM5_HD float log_qsat(float x) { return static_cast<float>(::log(static_cast<double>(x))); }
+#else
+WSM5_HD float exp_qsat(float x) { return ::expf(x); }
+WSM5_HD float log_qsat(float x) { return ::logf(x); }
+#endif
+
 /// Saturation mixing ratio over water (ice = false) or ice (ice = true; the water formula at T >= ttp).
 WSM5_HD float qsat(float t, float p, bool ice) {
   const float tr = div_rn(ttp, t);
   float es;
-  if (ice && t < ttp) es = psat * ::expf(::logf(tr) * xai + xbi * (1.f - tr));
-  else es = psat * ::expf(::logf(tr) * xa + xb * (1.f - tr));
+  if (ice && t < ttp) es = psat * exp_qsat(log_qsat(tr) * xai + xbi * (1.f - tr));
+  else es = psat * exp_qsat(log_qsat(tr) * xa + xb * (1.f - tr));
   const float q = div_rn(ep2 * es, p - es);
   return fmax_(q, qmin);
 }
@@ -407,9 +426,10 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
 /// 4.10-4.11: saturation adjustment with q_s,w from the current T, then tiny qc, qi set to zero.
 WSM5_HD void condensation(level& s, float p, float xl, float cpm, float dtcld) {
   const float qs1 = qsat(s.t, p, false);
-  const float work1 = (fmax_(s.qv, qmin) - qs1) / (1.f + xl * xl / (rv * cpm) * qs1 / (s.t * s.t));
-  float pcond = fmin_(fmax_(work1 / dtcld, 0.f), fmax_(s.qv, 0.f) / dtcld);
-  if (s.qc > 0.f && work1 < 0.f) pcond = fmax_(work1, -s.qc) / dtcld;
+  // IEEE divisions (div_rn): work1 is the condensed amount itself, moved 1:1 into qv and qc.
+  const float work1 = div_rn(fmax_(s.qv, qmin) - qs1, 1.f + div_rn(div_rn(xl * xl, rv * cpm) * qs1, s.t * s.t));
+  float pcond = fmin_(fmax_(div_rn(work1, dtcld), 0.f), div_rn(fmax_(s.qv, 0.f), dtcld));
+  if (s.qc > 0.f && work1 < 0.f) pcond = div_rn(fmax_(work1, -s.qc), dtcld);
   s.qv = s.qv - pcond * dtcld;
   s.qc = fmax_(s.qc + pcond * dtcld, 0.f);
   s.t = s.t + pcond * xl / cpm * dtcld;

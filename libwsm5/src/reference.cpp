@@ -14,7 +14,12 @@
 #include "physics.hpp"
 #include "wsm5/wsm5.hpp"
 
-namespace wsm5::reference {
+// reference_contracted.cpp compiles this file a second time, with FMA contraction, into its own namespace.
+#ifndef WSM5_REFERENCE_NAMESPACE
+#define WSM5_REFERENCE_NAMESPACE reference
+#endif
+
+namespace wsm5::WSM5_REFERENCE_NAMESPACE {
 namespace {
 
 using namespace wsm5::phys;
@@ -260,4 +265,4 @@ diagnostics step(domain& d, int threads) {
   return out;
 }
 
-}  // namespace wsm5::reference
+}  // namespace wsm5::WSM5_REFERENCE_NAMESPACE

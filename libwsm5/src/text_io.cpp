@@ -68,7 +68,8 @@ domain read_columns_text(const std::string& path) {
       if (ls >> extra) r.fail("more than 10 numbers on a level line");
     }
   if (r.next(ls)) r.fail("unexpected data after the last column");
-  d.validate(path);
+  d.validate(path);               // structure: sizes, finite values, positive p/den/delz/pii
+  check_physical_or_throw(d, path);  // physics: validate.hpp's bounds, before any compute
   return d;
 }
 

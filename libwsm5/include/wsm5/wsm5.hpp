@@ -6,6 +6,8 @@
 // 2D fields (rain, snow, rainncv, snowncv, sr) are (ny, nx). Index: (j * nz + k) * nx + i.
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +55,54 @@ void write_hdf5(const domain& d, const std::string& path, bool with_outputs);
 /// `p den delz pii th qv qc qr qi qs`, k = 1 first). Gives ny = 1, nx = ncol, columns_form = true.
 domain read_columns_text(const std::string& path);
 
+// ---- physical input validation ------------------------------------------------------------------
+/// The first physically impossible value of a domain: where (column (i, j) and level k, k = 0 the lowest;
+/// -1 where the problem is of the whole domain), which field, its value and the allowed range [min, max].
+struct input_problem {
+  std::string field;     ///< dataset name ("th" for the temperature th * pii), or "dt", "columns", "levels"
+  std::string quantity;  ///< what was checked, in words ("temperature th * pii", "mixing ratio", ...)
+  std::string unit;      ///< of value, min and max ("" for ratios)
+  std::int64_t i = -1, j = -1, level = -1;
+  double value = 0, min = 0, max = 0;
+};
+/// Checks the physical bounds (libwsm5/README.md, "Input validation", with each bound's source):
+/// column count >= 1, dt in [0.01, 3600] s; per cell T = th * pii in [150, 350] K, p in [100, 110000] Pa
+/// (lowest level >= 30000 Pa), delz in [1, 25000] m, den within [0.85, 1.05] of p / (Rd T), pii within
+/// [0.99, 1.01] of (p / 1e5)^(2/7), mixing ratios in [-1e-8, max] (qv 0.05, qc and qi 0.01, qr and qs
+/// 0.02 kg/kg); per adjacent pair p strictly falling with height and the level distance within
+/// [2/3, 3/2] of the hypsometric Rd T / g ln(p_k / p_k+1); rain, snow >= 0. Columns in (j, i) order,
+/// levels bottom up; nullopt when every value is inside. Structural checks (sizes, finiteness) are
+/// domain::validate's. Example:
+///   if (auto p = wsm5::check_physical(d)) std::cerr << "in.h5: " << wsm5::to_string(*p) << "\n";
+std::optional<input_problem> check_physical(const domain& d);
+/// One line: "column (i, j) = (3, 0), level k = 4 (0 = lowest): qv: mixing ratio 0.9 kg/kg is outside
+/// the allowed range [-1e-08, 0.05] kg/kg".
+std::string to_string(const input_problem& p);
+/// What the readers throw for a physically impossible input: "FILE: " + to_string(problem()).
+class input_error : public std::runtime_error {
+public:
+  input_error(const std::string& file, input_problem p);
+  const input_problem& problem() const { return problem_; }
+
+private:
+  input_problem problem_;
+};
+/// Throws input_error naming `file` when check_physical finds a problem.
+void check_physical_or_throw(const domain& d, const std::string& file);
+
+// ---- non-finite results ------------------------------------------------------------------------------
+/// The first NaN or Inf among a domain's prognostics (th, qv, qc, qr, qi, qs) and 2D outputs (rain,
+/// snow, rainncv, snowncv, sr): field, column (i, j), level (-1 for 2D fields) and the value.
+struct nonfinite_value {
+  std::string field;
+  std::int64_t i = -1, j = -1, level = -1;
+  float value = 0;
+};
+/// Host scan, fields in the order above, cells in memory order; nullopt when all are finite.
+std::optional<nonfinite_value> find_nonfinite(const domain& d);
+/// "qv is NaN at column (i, j) = (5, 2), level k = 7 (0 = lowest)" (or +Inf, -Inf).
+std::string to_string(const nonfinite_value& v);
+
 /// One golden column of wrf_v31_{1,50}step.txt.
 struct golden_column {
   double rain = 0, rainncv = 0, snow = 0, snowncv = 0, sr = 0, dw = 0;
@@ -79,9 +129,26 @@ struct diagnostics {
   float max_budget_residual = 0;  ///< max over columns of |W_before - W_after - precip| [kg m-2]
 };
 
-enum class variant { cpu, thread_per_column, warp_per_column };
+/// automatic: thread_per_column or warp_per_column by the domain's column count against the GPU's
+/// capacity (choose_variant); gpu_domain resolves it at each call.
+enum class variant { cpu, thread_per_column, warp_per_column, automatic };
 const char* to_string(variant v);
 variant parse_variant(const std::string& s);  // throws std::invalid_argument
+
+/// What the choice between the GPU variants depends on.
+struct gpu_capacity {
+  int sms = 0;               ///< streaming multiprocessors
+  int max_warps_per_sm = 0;  ///< resident warps per SM (64 on sm_80/sm_90)
+};
+/// The current device's capacity (throws gpukit::no_cuda_device without one).
+gpu_capacity current_gpu_capacity();
+/// The GPU variant for a domain of `columns` columns: thread_per_column once its grid (one thread per
+/// column) gives every SM a quarter of its resident warps, warp_per_column below that. Reasons and the
+/// measured points are in the function's comment (src/domain.cpp) and libwsm5/README.md ("Choosing a
+/// variant"). Never returns cpu or automatic.
+variant choose_variant(std::int64_t columns, const gpu_capacity& c);
+/// The column count from which choose_variant picks thread_per_column: 32 x sms x max_warps_per_sm / 4.
+std::int64_t automatic_threshold_columns(const gpu_capacity& c);
 
 namespace reference {
 /// One call of WSM5 on every column, on the CPU: WRF's own loop order (levels outer, the columns of a
@@ -92,6 +159,15 @@ namespace reference {
 ///   for (int s = 0; s < 10; ++s) wsm5::reference::step(d, 0);
 diagnostics step(domain& d, int threads = 0);
 }  // namespace reference
+
+namespace reference_contracted {
+/// The reference built with FMA contraction (a*b+c with one rounding, as WRF's Fortran with -mfma
+/// -ffp-contract=fast): a different but valid rounding of the same scheme, for showing that the
+/// accuracy checks (compare_with_bounds, water_budget) accept valid variation. GCC on x86-64 with an
+/// FMA CPU only: available() says; step() throws std::runtime_error where it is not.
+bool available();
+diagnostics step(domain& d, int threads = 0);
+}  // namespace reference_contracted
 
 namespace emulation {
 /// One call with thread_per_column's per-column code (the GPU kernel's body: sub-step pass, one sweep
@@ -120,6 +196,11 @@ public:
   diagnostics step(variant v);
   /// As step() without the diagnostics reductions (no synchronization): what the timings measure.
   void step_async(variant v);
+  /// Whether the device state holds a NaN or Inf (prognostics and 2D outputs): one libreduce sum per
+  /// field, all into one device array, one synchronization (a float sum is non-finite when any term is;
+  /// it can also overflow, so a non-finite sum is confirmed by downloading the state and scanning it on
+  /// the host, which also locates the first such value). nullopt when every value is finite.
+  std::optional<nonfinite_value> find_nonfinite() const;
   /// Upload, one call and download, overlapped across `chunks` row chunks on 4 streams (chunk c's
   /// copies overlap chunk c-1's kernel). `d` should be pinned (host_pin) for the copies to be
   /// asynchronous. Synchronizes; d then holds the result.
@@ -183,7 +264,10 @@ std::vector<field_error> compare(const domain& a, const domain& b, double rel_al
 /// Bounds |gpu - ref| <= abs + rel |ref| per field for a GPU variant against the CPU reference after
 /// `calls` calls, growing linearly with the calls. Derivation: tests/wsm5/test_wsm5.cpp ("Tolerances")
 /// and libwsm5/README.md ("Accuracy"). Per call: q 8e-9 kg/kg, theta 2.6e-4 K, precipitation 1e-6 mm,
-/// sr 1e-5, relative part 5e-7; the precipitation fields' relative part adds gpu_precip_extra_rel().
+/// relative part 5e-7; the precipitation fields' relative part adds gpu_precip_extra_rel(). sr is not
+/// compared as a ratio (ill-conditioned where the precipitation is ~1e-12 mm) but weighted by the
+/// reference's rainncv: |sr_a - sr_b| (rainncv_b + 1e-12) within the bounds of snowncv and rainncv plus
+/// the divisions' rounding (derivation in checks.cpp); `sr` is the slack beyond that allowance (0).
 struct gpu_bounds {
   double q = 0, th = 0, precip = 0, sr = 0, rel = 0, precip_rel = 0;
 };
@@ -196,8 +280,8 @@ gpu_bounds gpu_vs_reference_bounds(int calls);
 double gpu_precip_extra_rel();
 
 /// compare() with each field's own bound: max_excess is measured beyond the field's relative part
-/// (precip_rel for rain, snow, rainncv, snowncv; rel otherwise); `ok` turns false when any field's
-/// max_excess exceeds its absolute part.
+/// (precip_rel for rain, snow, rainncv, snowncv; rel otherwise; for sr beyond the precipitation-weighted
+/// allowance, in mm); `ok` turns false when any field's max_excess exceeds its absolute part.
 std::vector<field_error> compare_with_bounds(const domain& gpu, const domain& ref, const gpu_bounds& b, bool& ok);
 
 /// Per-column water budget: column water sum_k den*(qv+qc+qr+qi+qs)*delz before minus after minus the
@@ -206,7 +290,8 @@ std::vector<field_error> compare_with_bounds(const domain& gpu, const domain& re
 struct budget_result {
   double max_abs_residual = 0;
   double bound = 0;
-  std::int64_t worst_column = -1;
+  std::int64_t worst_column = -1;  ///< the largest |residual|, or the first non-finite column
+  std::int64_t nonfinite_columns = 0;  ///< columns whose residual is NaN or Inf (each fails the budget)
   bool ok = true;
 };
 double column_water(const domain& d, std::int64_t col);

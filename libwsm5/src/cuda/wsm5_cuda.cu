@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -26,6 +29,8 @@ struct gpu_domain::impl {
   std::array<gpukit::device_buffer<float>, 5> f2;  // rain snow rainncv snowncv sr
   gpukit::device_buffer<std::int32_t> mstep;
   gpukit::device_buffer<float> resid;
+  gpukit::device_buffer<float> field_sums;  // find_nonfinite: one sum per output field
+  std::optional<reduce::workspace> sum_ws;  // its workspace (allocated with the domain, once a device is known)
   std::array<cudaStream_t, 4> streams{};
 
   float* d3(const std::string& n) {
@@ -50,8 +55,10 @@ struct gpu_domain::impl {
     v.dt = dt;
     return v;
   }
+  gpu_capacity capacity;  // for variant::automatic
   void launch(variant var, int j0, int rows, cudaStream_t s) {
     if (rows <= 0 || nx == 0 || nz == 0) return;
+    if (var == variant::automatic) var = choose_variant(nx * ny, capacity);
     const detail::view v = make_view(j0);
     if (var == variant::thread_per_column) {
       // 128 threads: 4 warps of consecutive columns. One instantiation (MaxNz = 64): the local arrays'
@@ -100,6 +107,9 @@ gpu_domain::gpu_domain(const domain& d) : p_(new impl) {
     p_->mstep.fill_bytes(0);
     p_->resid = gpukit::device_buffer<float>(n2);
     p_->resid.fill_bytes(0);
+    p_->field_sums = gpukit::device_buffer<float>(11);
+    p_->sum_ws.emplace();
+    p_->capacity = current_gpu_capacity();
     for (auto& s : p_->streams) GPUKIT_CUDA_CHECK(cudaStreamCreate(&s));
     upload(d);
   } catch (...) {
@@ -170,6 +180,25 @@ diagnostics gpu_domain::step(variant v) {
   return out;
 }
 
+std::optional<nonfinite_value> gpu_domain::find_nonfinite() const {
+  // 6 prognostics and 5 2D outputs; the padding holds zeros (finite). A sum of floats is NaN or Inf when
+  // any term is; a finite state whose sum overflows is told apart by the host scan below.
+  const std::int64_t n3 = p_->ny * p_->nz * p_->pitch, n2 = p_->ny * p_->pitch;
+  const char* const f3[] = {"th", "qv", "qc", "qr", "qi", "qs"};
+  int slot = 0;
+  for (const char* n : f3)
+    reduce::sum(p_->d3(n), n3, p_->field_sums.data() + slot++, *p_->sum_ws, static_cast<reduce::stream_t>(nullptr));
+  for (const auto& n : field_names_2d())
+    reduce::sum(p_->d2(n), n2, p_->field_sums.data() + slot++, *p_->sum_ws, static_cast<reduce::stream_t>(nullptr));
+  float sums[11];
+  GPUKIT_CUDA_CHECK(cudaMemcpy(sums, p_->field_sums.data(), sizeof(sums), cudaMemcpyDeviceToHost));
+  if (std::all_of(std::begin(sums), std::end(sums), [](float x) { return std::isfinite(x); })) return std::nullopt;
+  domain d;
+  d.resize(p_->nx, p_->ny, p_->nz);
+  download(d);
+  return wsm5::find_nonfinite(d);
+}
+
 void gpu_domain::step_with_transfers(domain& d, variant v, int chunks) {
   if (d.nx != p_->nx || d.ny != p_->ny || d.nz != p_->nz) throw std::invalid_argument("step_with_transfers: shape differs");
   p_->dt = d.dt;
@@ -232,6 +261,17 @@ double gpu_precip_extra_rel() {
 #else
   return 0.0;
 #endif
+}
+
+gpu_capacity current_gpu_capacity() {
+  if (!reduce::cuda_device_available()) throw gpukit::no_cuda_device(reduce::cuda_unavailable_reason());
+  int dev = 0, threads = 0;
+  gpu_capacity c;
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&dev));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, dev));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+  c.max_warps_per_sm = threads / 32;
+  return c;
 }
 
 double peak_fp32_flops() {

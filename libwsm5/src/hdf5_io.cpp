@@ -1,6 +1,7 @@
 // HDF5 reader/writer of the WSM5 schema (data/README.md, "WSM5 columns"), HDF5 C API (1.10 or newer).
 #include <hdf5.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -34,8 +35,8 @@ std::vector<float> read_floats(hid_t file, const std::string& path, const std::s
   handle ds(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!ds.valid()) throw std::runtime_error(path + ": missing dataset '" + name + "'");
   handle type(H5Dget_type(ds.get()), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_FLOAT && H5Tget_class(type.get()) != H5T_INTEGER)
-    throw std::runtime_error(path + ": dataset '" + name + "' is not numeric");
+  if (H5Tget_class(type.get()) != H5T_FLOAT)
+    throw std::runtime_error(path + ": dataset '" + name + "' is not floating-point (the schema stores float32)");
   std::vector<float> v(n);
   if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw std::runtime_error(path + ": cannot read dataset '" + name + "'");
@@ -99,7 +100,14 @@ domain read_hdf5(const std::string& path) {
     throw std::runtime_error(path + ": dataset 'p' has shape " + shape_text(shape) +
                              ", expected (ny, nz, nx) or (columns, nz)");
   }
-  d.resize(nx, ny, nz);
+  for (hsize_t s : shape)
+    if (s > static_cast<hsize_t>(INT64_MAX))
+      throw std::runtime_error(path + ": dataset 'p' has shape " + shape_text(shape) + ", beyond 64-bit sizes");
+  try {
+    d.resize(nx, ny, nz);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(path + ": " + e.what() + " (dataset 'p' has shape " + shape_text(shape) + ")");
+  }
   for (const auto& n : field_names_3d()) {
     const auto s = dataset_shape(file.get(), path, n);
     if (s != shape)

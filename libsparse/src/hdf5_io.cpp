@@ -326,9 +326,12 @@ void write_hdf5(const std::string& path, const host_csr<Value, Index>& a, const 
                    std::to_string(a.rows()));
   quiet_hdf5 quiet;
   gpukit::atomic_output pf(path);
+  // The file id is closed by hand (not a handle): after a failed write it must go through
+  // close_failed_write, or libhdf5's exit-time cleanup crashes on it.
+  const hid_t file_id = H5Fcreate(pf.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (file_id < 0) throw io_error(path + ": HDF5 write failed: cannot create " + pf.temp());
   try {
-    handle file(H5Fcreate(pf.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    if (!file.valid()) throw std::runtime_error("cannot create " + pf.temp());
+    handle file(file_id, nullptr);  // a view for the code below; never closes
     handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
     H5Pset_create_intermediate_group(lcpl.get(), 1);
     handle group;
@@ -348,9 +351,13 @@ void write_hdf5(const std::string& path, const host_csr<Value, Index>& a, const 
       write_dataset(group.get(), "y", file_type_of<Value>(), options.y->data(), a.rows(), options.deflate_level);
     group.reset();
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error("flush failed (disk full?)");
-    if (file.close() < 0) throw std::runtime_error("close failed (disk full?)");
   } catch (const std::runtime_error& e) {
+    gpukit::hdf5::close_failed_write(file_id, pf.temp());
     throw io_error(path + ": HDF5 write failed: " + e.what());
+  }
+  if (H5Fclose(file_id) < 0) {
+    gpukit::hdf5::close_failed_write(H5Iis_valid(file_id) > 0 ? file_id : H5I_INVALID_HID, pf.temp());
+    throw io_error(path + ": HDF5 write failed: close failed (disk full?)");
   }
   try {
     pf.commit();

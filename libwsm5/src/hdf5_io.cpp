@@ -139,9 +139,12 @@ domain read_hdf5(const std::string& path) {
 void write_hdf5(const domain& d, const std::string& path, bool with_outputs) {
   quiet_hdf5 quiet;
   gpukit::atomic_output out(path);
-  {
-    handle file(H5Fcreate(out.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    if (!file.valid()) throw std::runtime_error(path + ": cannot create file");
+  // The file id is closed by hand (not a handle): after a failed write it must go through
+  // close_failed_write, or libhdf5's exit-time cleanup crashes on it.
+  const hid_t file_id = H5Fcreate(out.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (file_id < 0) throw std::runtime_error(path + ": cannot create file");
+  try {
+    handle file(file_id, nullptr);  // a view for the code below; never closes
     {
       handle space(H5Screate(H5S_SCALAR), H5Sclose);
       handle a(H5Acreate2(file.get(), "dt", H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
@@ -170,9 +173,14 @@ void write_hdf5(const domain& d, const std::string& path, bool with_outputs) {
       else write_floats(file.get(), path, n, {ny, nx}, f.data());
     }
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error(path + ": cannot flush");
-    // The file is closed here, before commit() syncs and renames it: a failed H5Fclose (a full disk)
-    // must not leave an open file for HDF5's exit-time cleanup.
-    if (file.close() < 0) throw std::runtime_error(path + ": cannot close (disk full?)");
+  } catch (const std::runtime_error&) {
+    gpukit::hdf5::close_failed_write(file_id, out.temp());
+    throw;
+  }
+  // Closed before commit() syncs and renames the file.
+  if (H5Fclose(file_id) < 0) {
+    gpukit::hdf5::close_failed_write(H5Iis_valid(file_id) > 0 ? file_id : H5I_INVALID_HID, out.temp());
+    throw std::runtime_error(path + ": cannot close (disk full?)");
   }
   out.commit();
 }

@@ -93,7 +93,8 @@ std::vector<Index> read_indices(hid_t file, const std::string& path, const std::
   const std::size_t size = H5Tget_size(type.get());
   const bool is_signed = H5Tget_sign(type.get()) == H5T_SGN_2;
   // The narrowing path below holds an int64 copy beside the result.
-  if (auto why = gpukit::host_memory_shortfall(gpukit::saturating_bytes(n, sizeof(std::int64_t) + sizeof(Index)), name))
+  const std::uint64_t bytes = gpukit::saturating_bytes(n, sizeof(std::int64_t) + sizeof(Index));
+  if (auto why = gpukit::host_memory_shortfall(bytes, "its entries"))
     throw io_error(path + ": dataset " + name + " " + *why);
   std::vector<Index> out(static_cast<std::size_t>(n));
   // Stored type no wider than Index (and signed, or strictly narrower if unsigned): HDF5's conversion is exact.
@@ -140,7 +141,8 @@ std::vector<Value> read_values(hid_t file, const std::string& path, const std::s
   handle type(H5Dget_type(ds.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_FLOAT)
     throw io_error(path + ": dataset " + name + " has a non-float dtype (expected float32 or float64)");
-  if (auto why = gpukit::host_memory_shortfall(gpukit::saturating_bytes(n, sizeof(double) + sizeof(Value)), name))
+  const std::uint64_t bytes = gpukit::saturating_bytes(n, sizeof(double) + sizeof(Value));  // double copy + result
+  if (auto why = gpukit::host_memory_shortfall(bytes, "its entries"))
     throw io_error(path + ": dataset " + name + " " + *why);
   std::vector<double> wide(static_cast<std::size_t>(n));
   if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, wide.data()) < 0)

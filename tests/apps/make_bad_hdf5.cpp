@@ -86,6 +86,7 @@ struct csr_parts {
   std::vector<std::int32_t> row_ptr = {0, 2, 3, 5}, col_idx = {0, 2, 1, 0, 2};
   std::vector<double> values = {1, 2, 3, 4, 5};
   bool with_format = true, with_row_ptr = true, with_values = true;
+  hsize_t declared_nnz = 0;  ///< > 0: col_idx and values declare this length and hold no bytes
   std::vector<double> x;  ///< /matrix/x when not empty
 };
 
@@ -96,8 +97,13 @@ void write_csr(const std::string& path, const csr_parts& p, const std::function<
     number_attr(g, "shape", H5T_STD_I64LE, p.shape);
     number_attr(g, "index_base", H5T_STD_I64LE, p.base);
     if (p.with_row_ptr) dataset(g, "row_ptr", H5T_STD_I32LE, {p.row_ptr.size()}, p.row_ptr);
-    dataset(g, "col_idx", H5T_STD_I32LE, {p.col_idx.size()}, p.col_idx);
-    if (p.with_values) dataset(g, "values", H5T_IEEE_F64LE, {p.values.size()}, p.values);
+    if (p.declared_nnz > 0) {
+      dataset(g, "col_idx", H5T_STD_I32LE, {p.declared_nnz}, std::vector<std::int32_t>{});
+      dataset(g, "values", H5T_IEEE_F64LE, {p.declared_nnz}, std::vector<double>{});
+    } else {
+      dataset(g, "col_idx", H5T_STD_I32LE, {p.col_idx.size()}, p.col_idx);
+      if (p.with_values) dataset(g, "values", H5T_IEEE_F64LE, {p.values.size()}, p.values);
+    }
     if (!p.x.empty()) dataset(g, "x", H5T_IEEE_F64LE, {p.x.size()}, p.x);
     if (extra) extra(g);
     H5Gclose(g);
@@ -116,6 +122,7 @@ void csr_files(const std::string& dir) {
   { auto p = ok; p.shape = {-3, 3}; write_csr(at("csr_shape_negative.h5"), p); }
   { auto p = ok; p.shape = {std::int64_t{1} << 40, 3}; write_csr(at("csr_shape_2e40_rows.h5"), p); }
   { auto p = ok; p.base = {1}; write_csr(at("csr_index_base_one.h5"), p); }
+  { auto p = ok; p.declared_nnz = hsize_t{1} << 40; write_csr(at("csr_nnz_2e40_declared.h5"), p); }
   { auto p = ok; p.row_ptr = {0, 2, 1, 5}; write_csr(at("csr_row_ptr_decreasing.h5"), p); }
   { auto p = ok; p.row_ptr = {1, 2, 3, 5}; write_csr(at("csr_row_ptr_first_not_zero.h5"), p); }
   { auto p = ok; p.row_ptr = {0, 2, 5}; write_csr(at("csr_row_ptr_short.h5"), p); }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpukit/error.hpp"
 #include "gpukit_paths.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/generate.hpp"
@@ -168,6 +169,19 @@ GPU_TEST_CASE_TEMPLATE(device_csr_round_trip, V, device_types) {
   BOOST_TEST(same(moved.download(), a));
   sparse::device_csr<V, int32_t> empty(sparse::host_csr<V, int32_t>{});
   BOOST_TEST(empty.download().rows() == 0);
+}
+
+// A size no device holds fails naming it: 2^62 doubles wrap to 0 bytes in size_t (refused before any
+// CUDA call, so this runs without a GPU); 2^50 bytes (1 PiB) is a real cudaMalloc that fails.
+CPU_TEST_CASE(device_allocations_beyond_size_t_are_refused) {
+  expect_error<gpukit::cuda_error>([] { gpukit::device_buffer<double> b(std::int64_t{1} << 62); },
+                                   {"out of device memory", "4611686018427387904 elements of 8 bytes"});
+}
+GPU_TEST_CASE(device_allocations_beyond_memory_name_the_bytes) {
+  expect_error<gpukit::cuda_error>([] { gpukit::device_buffer<char> b(std::int64_t{1} << 50); },
+                                   {"out of device memory: an allocation of 1125899906842624 bytes failed", "bytes free"});
+  gpukit::device_buffer<char> after(1024);  // the failure left no sticky error behind
+  BOOST_TEST(after.size() == 1024);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,7 +2,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <iostream>
+#include <limits>
+#include <sstream>
 #include <new>
 #include <stdexcept>
 
@@ -84,6 +87,22 @@ CLI::Option* add_device_option(CLI::App& cmd, std::string& device) {
 CLI::Option* add_allow_nonfinite_flag(CLI::App& cmd, bool& allow) {
   allow = false;
   return cmd.add_flag("--allow-nonfinite", allow, "accept NaN and Inf values in the input (refused by default)");
+}
+
+CLI::Validator finite_number(double lo, double hi) {
+  std::ostringstream range;
+  range << "[" << lo << ", ";
+  if (std::isinf(hi)) range << "inf)";
+  else range << hi << "]";
+  const std::string where = range.str();
+  return CLI::Validator(
+      [lo, hi, where](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < lo || v > hi)
+          return text + " is not a finite number in " + where;
+        return {};
+      },
+      "FINITE in " + where);
 }
 
 CLI::Option* add_quiet_flag(CLI::App& cmd, bool& quiet) {

@@ -47,6 +47,11 @@ CLI::Option* add_device_option(CLI::App& cmd, std::string& device);
 /// at load without it (sparse::read_options::allow_nonfinite).
 CLI::Option* add_allow_nonfinite_flag(CLI::App& cmd, bool& allow);
 
+/// A CLI11 check for a real-valued option: a finite number in [lo, hi] (hi may be infinity: no upper
+/// bound). NaN, inf and out-of-range values are usage errors naming the value, never CLI::Range's
+/// 300-digit DBL_MAX.
+CLI::Validator finite_number(double lo, double hi);
+
 /// The --quiet flag (print only errors) every app takes.
 CLI::Option* add_quiet_flag(CLI::App& cmd, bool& quiet);
 

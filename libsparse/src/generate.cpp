@@ -253,18 +253,23 @@ host_csr<Value, Index> generate(const generate_params& p) {
     throw std::invalid_argument("generate: negative size rows = " + std::to_string(rows) + ", cols = " + std::to_string(cols));
   check_fits<Index>(rows, "rows");
   check_fits<Index>(cols, "cols");
+  // Every class holds a row end (int64) and a row pointer (Index) per row; random and denserow rows
+  // hold at most min(k, cols) entries after deduplication, each an int64 column and a double value
+  // per block, then Index + Value in the matrix. (Power-law lengths are drawn: their bytes are not
+  // known ahead; running out there is "out of host memory", exit 3.)
+  std::uint64_t bytes = gpukit::saturating_bytes(rows, 8 + sizeof(Index));
+  std::string what = std::to_string(rows) + " rows";
   if (p.kind == matrix_class::random_k || p.kind == matrix_class::dense_row) {
     if (p.k < 0) throw std::invalid_argument("generate: k = " + std::to_string(p.k) + " is negative");
     if (p.k > 0 && cols == 0 && rows > 0) throw std::invalid_argument("generate: k > 0 entries per row but cols = 0");
-    // At most min(k, cols) entries a row survive deduplication; each is held as an int64 column and a
-    // double value per block, then as Index + Value in the matrix.
     std::int64_t entries = 0;
-    const std::uint64_t per_entry = 16 + sizeof(Index) + sizeof(Value);
-    const std::uint64_t bytes = gpukit::checked_mul(rows, std::min(p.k, cols), entries)
-                                    ? gpukit::saturating_bytes(entries, per_entry) : UINT64_MAX;
-    if (auto why = gpukit::host_memory_shortfall(bytes, std::to_string(rows) + " rows of " + std::to_string(p.k) + " entries"))
-      throw std::invalid_argument("generate: " + *why);
+    const std::uint64_t entry_bytes = gpukit::checked_mul(rows, std::min(p.k, cols), entries)
+                                          ? gpukit::saturating_bytes(entries, 16 + sizeof(Index) + sizeof(Value))
+                                          : UINT64_MAX;
+    bytes = bytes + entry_bytes < bytes ? UINT64_MAX : bytes + entry_bytes;
+    what += " of " + std::to_string(p.k) + " entries";
   }
+  if (auto why = gpukit::host_memory_shortfall(bytes, what)) throw std::invalid_argument("generate: " + *why);
   switch (p.kind) {
     case matrix_class::random_k: {
       const std::int64_t k = p.k;

@@ -2,8 +2,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <iostream>
+#include <limits>
+#include <sstream>
 #include <new>
+#include <stdexcept>
 
 #include "gpukit/error.hpp"
 #include "gpukit_version.hpp"
@@ -64,6 +68,9 @@ int run_app(CLI::App& app, int argc, char** argv, const std::function<int()>& ac
     return report_error(tool, e.what(), exit_runtime_error);
   } catch (const std::bad_alloc&) {
     return report_error(tool, "out of host memory", exit_runtime_error);
+  } catch (const std::length_error&) {
+    // std::vector's "cannot create std::vector larger than max_size()": a size no allocation can meet.
+    return report_error(tool, "out of host memory (a size larger than any allocation)", exit_runtime_error);
   } catch (const std::exception& e) {
     // Everything else the libraries and apps throw is about the input: a file, a value, an option.
     return report_error(tool, e.what(), exit_bad_input);
@@ -75,6 +82,27 @@ CLI::Option* add_device_option(CLI::App& cmd, std::string& device) {
   return cmd.add_option("--device", device, "where to run: auto (GPU when present), cpu or gpu")
       ->check(CLI::IsMember({"auto", "cpu", "gpu", "cuda"}))
       ->capture_default_str();
+}
+
+CLI::Option* add_allow_nonfinite_flag(CLI::App& cmd, bool& allow) {
+  allow = false;
+  return cmd.add_flag("--allow-nonfinite", allow, "accept NaN and Inf values in the input (refused by default)");
+}
+
+CLI::Validator finite_number(double lo, double hi) {
+  std::ostringstream range;
+  range << "[" << lo << ", ";
+  if (std::isinf(hi)) range << "inf)";
+  else range << hi << "]";
+  const std::string where = range.str();
+  return CLI::Validator(
+      [lo, hi, where](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < lo || v > hi)
+          return text + " is not a finite number in " + where;
+        return {};
+      },
+      "FINITE in " + where);
 }
 
 CLI::Option* add_quiet_flag(CLI::App& cmd, bool& quiet) {

@@ -36,11 +36,21 @@ void app_setup(CLI::App& app, const std::string& tool);
 /// Parses argv into `app` (whose subcommand callbacks set `action`), runs `action` and maps what it
 /// throws to one line on stderr and an exit code: gpukit::check_failed -> 1; CLI11 parse errors, gpukit::bad_input,
 /// std::invalid_argument, std::out_of_range and library input errors -> 2; gpukit::cuda_error,
-/// gpukit::no_cuda_device, std::bad_alloc -> 3. --help and --version exit 0.
+/// gpukit::no_cuda_device, std::bad_alloc, std::length_error -> 3 ("out of host memory", never
+/// the standard library's own text). --help and --version exit 0.
 int run_app(CLI::App& app, int argc, char** argv, const std::function<int()>& action);
 
 /// The --device option every app takes: auto | cpu | gpu ("cuda" is accepted as a synonym of gpu).
 CLI::Option* add_device_option(CLI::App& cmd, std::string& device);
+
+/// The --allow-nonfinite flag of every command that reads matrix or vector values: NaN/Inf are refused
+/// at load without it (sparse::read_options::allow_nonfinite).
+CLI::Option* add_allow_nonfinite_flag(CLI::App& cmd, bool& allow);
+
+/// A CLI11 check for a real-valued option: a finite number in [lo, hi] (hi may be infinity: no upper
+/// bound). NaN, inf and out-of-range values are usage errors naming the value, never CLI::Range's
+/// 300-digit DBL_MAX.
+CLI::Validator finite_number(double lo, double hi);
 
 /// The --quiet flag (print only errors) every app takes.
 CLI::Option* add_quiet_flag(CLI::App& cmd, bool& quiet);

@@ -9,6 +9,7 @@ struct sum_options {
   std::string file;
   std::string type = "float";  // float double int32 int64 uint32 uint64
   std::string device = "auto";
+  bool allow_nonfinite = false;  // accept NaN/Inf values (floating-point types)
   std::string json;  // report path; empty: none
   bool quiet = false;
 };

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app.hpp"
+#include "file_guard.hpp"
 #include "bench_report.hpp"
 #include "commands.hpp"
 #include "cub_peers.hpp"
@@ -216,6 +217,7 @@ void print_targets_and_floor(const bench_data& d, const std::vector<target>& tar
 }  // namespace
 
 int ladder_command(const gpu_bench_options& opt) {
+  gpukit::check_output_paths({}, {opt.json});
   std::ostream& out = gpukit::output_stream(opt.quiet);
   const ladder_data d = measure_ladder(opt.quick, out);
   for (const ladder_table& t : d.tables) print_ladder_table(t, out);
@@ -228,6 +230,7 @@ int ladder_command(const gpu_bench_options& opt) {
 }
 
 int bench_command(const gpu_bench_options& opt) {
+  gpukit::check_output_paths({}, {opt.json});
   std::ostream& out = gpukit::output_stream(opt.quiet);
   const bench_data d = measure_bench(opt.quick, out);
   const std::vector<target> targets = check_targets(d);

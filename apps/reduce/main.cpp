@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"float", "double", "int32", "int64", "uint32", "uint64"}))
       ->capture_default_str();
   gpukit::add_device_option(*s, sum.device);
+  gpukit::add_allow_nonfinite_flag(*s, sum.allow_nonfinite);
   s->add_option("--json", sum.json, "write the report (apps/README.md, JSON reports) to FILE")->type_name("FILE");
   gpukit::add_quiet_flag(*s, sum.quiet);
   s->callback([&] { action = [&] { return reduce_app::sum_command(sum); }; });

@@ -1,8 +1,11 @@
 // `reduce sum FILE`: the toolkit's first end-to-end path (file -> backend -> checked result -> report).
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
+#include <iostream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -12,7 +15,9 @@
 
 #include "app.hpp"
 #include "commands.hpp"
+#include "file_guard.hpp"
 #include "gpukit/device_buffer.hpp"
+#include "gpukit/quote.hpp"
 #include "reduce/device.hpp"
 #include "reduce/reduce.hpp"
 #include "report.hpp"
@@ -21,10 +26,21 @@ namespace reduce_app {
 namespace {
 
 // One token as a T; throws std::out_of_range / std::invalid_argument (or leaves `used` short).
+// Floating point: strtod's IEEE result (C locale), so an underflow (1e-400, 1e-310) keeps its correctly
+// rounded subnormal or zero, where std::stod throws; an overflow of double, or of float when T is
+// float (1e300 would round to inf), is out of range.
 template <class T>
 T parse_token(const std::string& token, std::size_t& used) {
   if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(std::stod(token, &used));
+    errno = 0;
+    char* end = nullptr;
+    const double d = std::strtod(token.c_str(), &end);
+    used = static_cast<std::size_t>(end - token.c_str());
+    if (used == 0) throw std::invalid_argument("");
+    if (errno == ERANGE && std::isinf(d)) throw std::out_of_range("");
+    const T v = static_cast<T>(d);
+    if (std::isfinite(d) && std::isinf(v)) throw std::out_of_range("");
+    return v;
   } else if constexpr (std::is_signed_v<T>) {
     const long long x = std::stoll(token, &used);
     if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max()) throw std::out_of_range("");
@@ -38,9 +54,9 @@ T parse_token(const std::string& token, std::size_t& used) {
 }
 
 // Reads every whitespace-separated token of `path` as a T; names the file, line and token on failure
-// (gpukit::bad_input: exit 2).
+// (gpukit::bad_input: exit 2). NaN and Inf are refused unless `allow_nonfinite`.
 template <class T>
-std::vector<T> read_values(const std::string& path) {
+std::vector<T> read_values(const std::string& path, bool allow_nonfinite) {
   std::ifstream in(path);
   if (!in) throw gpukit::bad_input(path + ": cannot open file");
   std::vector<T> values;
@@ -56,11 +72,16 @@ std::vector<T> read_values(const std::string& path) {
       try {
         v = parse_token<T>(token, used);
       } catch (const std::out_of_range&) {
-        throw gpukit::bad_input(at + "value '" + token + "' out of range");
+        throw gpukit::bad_input(at + "value " + gpukit::quote_token(token) + " out of range");
       } catch (const std::invalid_argument&) {
         used = 0;
       }
-      if (used != token.size()) throw gpukit::bad_input(at + "'" + token + "' is not a number");
+      if (used != token.size()) throw gpukit::bad_input(at + gpukit::quote_token(token) + " is not a number");
+      if constexpr (std::is_floating_point_v<T>) {
+        if (!std::isfinite(v) && !allow_nonfinite)
+          throw gpukit::bad_input(at + "value " + gpukit::quote_token(token) +
+                                  " is not finite (NaN and Inf are refused unless allowed: --allow-nonfinite)");
+      }
       values.push_back(v);
     }
   }
@@ -102,6 +123,11 @@ check_result check_sum(const std::vector<T>& values, T result, reduce::backend b
                       abs_sum + u_t * std::fabs(exact);
     const long double err = std::fabs(static_cast<long double>(result) - exact);
     c.ok = err <= bound;
+    if (!std::isfinite(exact)) {  // NaN or Inf among the inputs (--allow-nonfinite): the class must match
+      c.ok = std::isnan(exact) ? std::isnan(result) : static_cast<long double>(result) == exact;
+      c.text = std::string("non-finite input: the sum must be ") + (std::isnan(exact) ? "nan" : exact > 0 ? "inf" : "-inf");
+      return c;
+    }
     if (std::isfinite(static_cast<double>(bound)) && bound > 0) c.error_over_bound = static_cast<double>(err / bound);
     text << std::scientific << std::setprecision(3) << "|error| " << static_cast<double>(err) << " <= bound "
          << static_cast<double>(bound);
@@ -133,9 +159,25 @@ void write_report(const sum_options& opt, reduce::backend be, std::int64_t n, co
   gpukit::report::write(opt.json, r);
 }
 
+/// With --allow-nonfinite, the NaN/Inf count on stderr: a NaN sum is never silent.
+template <class T>
+void note_nonfinite(const std::vector<T>& values, const std::string& file) {
+  if constexpr (std::is_floating_point_v<T>) {
+    std::int64_t nan = 0, inf = 0;
+    for (T v : values) {
+      nan += std::isnan(v);
+      inf += std::isinf(v);
+    }
+    if (nan + inf > 0)
+      std::cerr << "reduce: note: " << file << " holds " << nan << " NaN and " << inf
+                << " infinite values: the sum is not a finite number\n";
+  }
+}
+
 template <class T>
 int run(const sum_options& opt, reduce::backend be) {
-  const std::vector<T> values = read_values<T>(opt.file);
+  const std::vector<T> values = read_values<T>(opt.file, opt.allow_nonfinite);
+  note_nonfinite(values, opt.file);
   const auto n = static_cast<std::int64_t>(values.size());
   T result{};
   if (be == reduce::backend::cuda) {
@@ -162,6 +204,7 @@ int run(const sum_options& opt, reduce::backend be) {
 
 int sum_command(const sum_options& opt) {
   { std::ifstream probe(opt.file); if (!probe) throw gpukit::bad_input(opt.file + ": cannot open file"); }
+  gpukit::check_output_paths({opt.file}, {opt.json});
   const reduce::backend be = gpukit::select_backend_announced("reduce", opt.device);
   if (opt.type == "float") return run<float>(opt, be);
   if (opt.type == "double") return run<double>(opt, be);

@@ -42,6 +42,7 @@
 #include "app.hpp"
 #include "commands.hpp"
 #include "eigen_peer.hpp"
+#include "file_guard.hpp"
 #include "gpukit/cuda_check.hpp"
 #include "gpukit/cuda_timer.hpp"
 #include "gpukit/device_buffer.hpp"
@@ -435,6 +436,7 @@ const row& find(const std::vector<row>& rows, const std::string& problem, const 
 }  // namespace
 
 int bench_command(const bench_options& opt) {
+  gpukit::check_output_paths({opt.matrix}, {opt.json});
   if (!reduce::cuda_device_available())
     throw gpukit::no_cuda_device("solve bench needs a CUDA device: " + reduce::cuda_unavailable_reason());
   std::ostream& out = gpukit::output_stream(opt.quiet);

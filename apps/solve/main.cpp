@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <limits>
 
 #include "app.hpp"
 #include "commands.hpp"
@@ -23,9 +24,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cg", "pcg", "bicgstab", "pipecg"}))
       ->capture_default_str();
   r->add_option("--tol", run.tol, "relative tolerance: stop when ||r|| <= tol ||b||")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(gpukit::finite_number(0.0, 1.0))
       ->capture_default_str();
-  r->add_option("--atol", run.atol, "absolute tolerance floor")->check(CLI::NonNegativeNumber)->capture_default_str();
+  r->add_option("--atol", run.atol, "absolute tolerance floor")->check(gpukit::finite_number(0.0, std::numeric_limits<double>::infinity()))
+      ->capture_default_str();
   r->add_option("--max-iterations", run.max_iterations, "iteration limit")
       ->check(CLI::Range(0, 100000000))
       ->capture_default_str();

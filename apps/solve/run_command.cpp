@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "app.hpp"
+#include "file_guard.hpp"
+#include "gpukit/quote.hpp"
 #include "gpukit/atomic_file.hpp"
 #include "commands.hpp"
 #include "plot.hpp"
@@ -60,7 +62,10 @@ std::vector<V> make_rhs(const std::string& spec, std::int64_t rows) {
         used = 0;
       }
       if (used != w.size())
-        throw gpukit::bad_input(spec + ":" + std::to_string(line_no) + ": '" + w + "' is not a number");
+        throw gpukit::bad_input(spec + ":" + std::to_string(line_no) + ": " + gpukit::quote_token(w) + " is not a number");
+      if (!std::isfinite(v) || !std::isfinite(static_cast<V>(v)))
+        throw gpukit::bad_input(spec + ":" + std::to_string(line_no) + ": " + gpukit::quote_token(w) +
+                                (std::isfinite(v) ? " overflows float" : " is not finite"));
       values.push_back(static_cast<V>(v));
     }
   }
@@ -214,6 +219,8 @@ int run_typed(const run_options& opt) {
 }  // namespace
 
 int run_command(const run_options& opt) {
+  const bool rhs_file = opt.rhs != "ones" && opt.rhs != "random";
+  gpukit::check_output_paths({opt.matrix, rhs_file ? opt.rhs : std::string()}, {opt.json, opt.history, opt.plot});
   return opt.precision == "float" ? run_typed<float>(opt) : run_typed<double>(opt);
 }
 

@@ -18,6 +18,7 @@ struct storage_options {
 struct convert_options {
   std::string in, out;
   storage_options storage;
+  bool allow_nonfinite = false;  // accept NaN/Inf values
   bool quiet = false;
 };
 
@@ -35,6 +36,7 @@ struct run_options {
   bool check = false;
   int repeats = 50;
   std::string precision = "float";
+  bool allow_nonfinite = false;  // accept NaN/Inf values
   std::string device = "auto";
   std::string json;
   bool quiet = false;

@@ -7,6 +7,7 @@
 
 #include "app.hpp"
 #include "commands.hpp"
+#include "file_guard.hpp"
 #include "sparse/generate.hpp"
 #include "sparse/io.hpp"
 
@@ -21,7 +22,9 @@ template <class Value, class Index>
 struct convert_fn {
   static void run(const convert_options& o) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto a = sparse::read_matrix<Value, Index>(o.in);
+    sparse::read_options ro;
+    ro.allow_nonfinite = o.allow_nonfinite;
+    auto a = sparse::read_matrix<Value, Index>(o.in, ro);
     sparse::write_matrix(o.out, a, "converted from " + o.in + " by spmv convert");
     gpukit::output_stream(o.quiet) << o.in << " -> " << o.out << ": " << a.rows() << " x " << a.cols() << ", "
                                    << a.nnz() << " entries (" << seconds_since(t0) << " s)\n";
@@ -73,7 +76,7 @@ std::string describe(const sparse::generate_params& p) {
 int convert_command(const convert_options& opt) {
   sparse::format_of(opt.in);  // unknown extensions fail before any work
   sparse::format_of(opt.out);
-  if (opt.in == opt.out) throw gpukit::bad_input("convert: IN and OUT are the same file");
+  gpukit::check_output_paths({opt.in}, {opt.out});
   dispatch<convert_fn>(opt);
   return gpukit::exit_ok;
 }
@@ -83,6 +86,7 @@ int generate_command(const generate_options& opt) {
   sparse::generate_params& p = o.params;
   p.kind = sparse::parse_class(o.class_name);
   sparse::format_of(o.out);
+  gpukit::check_output_paths({}, {o.out});
   const std::string name = sparse::class_name(p.kind);
   const bool grid = p.kind == sparse::matrix_class::laplace_2d || p.kind == sparse::matrix_class::laplace_3d;
   if (grid && p.n == 0) throw gpukit::bad_input(name + " needs --n");

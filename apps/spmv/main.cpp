@@ -30,6 +30,7 @@ void add_convert(CLI::App& app, spmv_app::convert_options& o, action_t& action) 
   c->add_option("in", o.in, "input matrix (.mtx, .h5, .hdf5)")->required()->type_name("IN");
   c->add_option("out,--output", o.out, "output matrix (.mtx, .h5, .hdf5)")->required()->type_name("OUT");
   add_storage_options(*c, o.storage);
+  gpukit::add_allow_nonfinite_flag(*c, o.allow_nonfinite);
   gpukit::add_quiet_flag(*c, o.quiet);
   c->callback([&] { action = [&] { return spmv_app::convert_command(o); }; });
 }
@@ -87,6 +88,7 @@ void add_run(CLI::App& app, spmv_app::run_options& o, action_t& action) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   r->add_option("--precision", o.precision, "value type")->check(CLI::IsMember({"float", "double"}))->capture_default_str();
+  gpukit::add_allow_nonfinite_flag(*r, o.allow_nonfinite);
   gpukit::add_device_option(*r, o.device);
   r->add_option("--json", o.json, "write the report (apps/README.md, JSON reports) to FILE")->type_name("FILE");
   gpukit::add_quiet_flag(*r, o.quiet);

@@ -18,6 +18,7 @@
 
 #include "app.hpp"
 #include "commands.hpp"
+#include "file_guard.hpp"
 #include "gpukit/device_buffer.hpp"
 #include "reduce/device.hpp"
 #include "report.hpp"
@@ -54,9 +55,9 @@ struct problem {
 /// x: the file's /matrix/x when an HDF5 file carries one of the right length, else fixed pseudo-random
 /// values in [-1, 1) (the same on every machine).
 template <class V>
-std::vector<V> input_x(const std::string& path, std::int64_t cols, std::string& origin) {
+std::vector<V> input_x(const std::string& path, std::int64_t cols, const sparse::read_options& ro, std::string& origin) {
   if (sparse::format_of(path) == sparse::file_format::hdf5) {
-    if (auto x = sparse::read_hdf5_vector<V>(path, "/matrix/x")) {
+    if (auto x = sparse::read_hdf5_vector<V>(path, "/matrix/x", ro)) {
       if (static_cast<std::int64_t>(x->size()) != cols)
         throw gpukit::bad_input(path + ": /matrix/x has " + std::to_string(x->size()) + " entries, the matrix " +
                                 std::to_string(cols) + " columns");
@@ -69,11 +70,11 @@ std::vector<V> input_x(const std::string& path, std::int64_t cols, std::string& 
 }
 
 template <class V>
-problem<V> load_problem(const std::string& path) {
+problem<V> load_problem(const std::string& path, const sparse::read_options& ro) {
   problem<V> p;
-  p.a = sparse::read_matrix<V, I>(path);
+  p.a = sparse::read_matrix<V, I>(path, ro);
   p.a.validate();
-  p.x = input_x<V>(path, p.a.cols(), p.x_origin);
+  p.x = input_x<V>(path, p.a.cols(), ro, p.x_origin);
   p.poison.assign(static_cast<std::size_t>(p.a.rows()), V(NAN));  // beta == 0: never read
   p.y_ref = p.y_eigen = p.poison;
   sparse::reference::spmv_reference(p.a, V(1), p.x.data(), V(0), p.y_ref.data());
@@ -241,7 +242,9 @@ nlohmann::json run_report(const run_options& opt, reduce::backend be, const prob
 template <class V>
 int run_typed(const run_options& opt, reduce::backend be) {
   std::ostream& out = gpukit::output_stream(opt.quiet);
-  const problem<V> p = load_problem<V>(opt.path);
+  sparse::read_options ro;
+  ro.allow_nonfinite = opt.allow_nonfinite;
+  const problem<V> p = load_problem<V>(opt.path, ro);
   out << "file       " << opt.path << "\n"
       << "matrix     " << p.a.rows() << " x " << p.a.cols() << ", " << p.a.nnz() << " entries, " << opt.precision
       << " values, int32 indices\n"
@@ -277,6 +280,7 @@ int run_typed(const run_options& opt, reduce::backend be) {
 int run_command(const run_options& opt) {
   sparse::format_of(opt.path);  // a bad extension is an error before any device work
   { std::ifstream probe(opt.path); if (!probe) throw gpukit::bad_input(opt.path + ": cannot open file"); }
+  gpukit::check_output_paths({opt.path}, {opt.json});
   const reduce::backend be = gpukit::select_backend_announced("spmv", opt.device);
   return opt.precision == "float" ? run_typed<float>(opt, be) : run_typed<double>(opt, be);
 }

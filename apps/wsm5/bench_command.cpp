@@ -11,6 +11,7 @@
 
 #include "app.hpp"
 #include "commands.hpp"
+#include "file_guard.hpp"
 #include "gpukit/error.hpp"
 #include "report.hpp"
 #include "wsm5/wsm5.hpp"
@@ -49,6 +50,7 @@ std::int64_t measured_crossover(const std::vector<crossover_point>& pts) {
 
 int bench_command(const bench_options& opt) {
   if (!opt.crossover) throw gpukit::bad_input("bench: give --crossover (the only benchmark of this command)");
+  gpukit::check_output_paths({}, {opt.json});
   if (!reduce::cuda_device_available()) throw gpukit::no_cuda_device("bench --crossover needs a GPU: " + reduce::cuda_unavailable_reason());
   std::ostream& out = gpukit::output_stream(opt.quiet);
   const wsm5::gpu_capacity cap = wsm5::current_gpu_capacity();

@@ -7,6 +7,7 @@
 
 #include "app.hpp"
 #include "commands.hpp"
+#include "file_guard.hpp"
 #include "wsm5/wsm5.hpp"
 
 namespace wsm5_app {
@@ -36,7 +37,7 @@ void take_golden_state(wsm5::domain& d, const std::string& columns_path, const s
 }  // namespace
 
 int convert_command(const convert_options& opt) {
-  if (opt.in == opt.out) throw gpukit::bad_input("convert: COLUMNS.txt and OUT.h5 are the same file");
+  gpukit::check_output_paths({opt.in, opt.golden}, {opt.out});
   wsm5::domain d = wsm5::read_columns_text(opt.in);
   const bool golden = !opt.golden.empty();
   if (golden) take_golden_state(d, opt.in, opt.golden);
@@ -51,6 +52,7 @@ int generate_command(const generate_options& opt) {
   if (opt.nx * opt.ny * opt.nz > max_cells)
     throw gpukit::bad_input("generate: " + std::to_string(opt.nx) + " x " + std::to_string(opt.ny) + " x " +
                             std::to_string(opt.nz) + " cells exceed the limit of " + std::to_string(max_cells));
+  gpukit::check_output_paths({}, {opt.out});
   const wsm5::domain d = wsm5::generate(opt.nx, opt.ny, opt.nz, opt.seed, static_cast<float>(opt.dt));
   wsm5::write_hdf5(d, opt.out, false);
   gpukit::output_stream(opt.quiet) << "wrote " << opt.out << ": " << opt.nx << " x " << opt.ny << " columns x "

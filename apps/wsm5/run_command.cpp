@@ -12,6 +12,7 @@
 
 #include "app.hpp"
 #include "commands.hpp"
+#include "file_guard.hpp"
 #include "gpukit/error.hpp"
 #include "measure.hpp"
 #include "report.hpp"
@@ -27,9 +28,6 @@ std::vector<wsm5::variant> requested_variants(const run_options& opt) {
   const bool any = opt.variant == "all" || opt.variant == "automatic";
   if (opt.device == "cpu" && !any)
     throw gpukit::bad_input("--variant " + opt.variant + " needs --device gpu or auto");
-  const auto same = [](const std::string& a, const std::string& b) { return !a.empty() && a == b; };
-  if (same(opt.output, opt.in) || same(opt.json, opt.in)) throw gpukit::bad_input("run: an output file is the input " + opt.in);
-  if (same(opt.output, opt.json)) throw gpukit::bad_input("run: --output and --json name the same file");
   if (opt.variant == "all") return {wsm5::variant::thread_per_column, wsm5::variant::warp_per_column};
   if (opt.variant == "automatic") return {wsm5::variant::automatic};
   return {wsm5::parse_variant(opt.variant)};
@@ -112,6 +110,7 @@ int finish(const run_context& x, const wsm5::domain& out_state, bool gpu_output,
 
 /// The run; a non-finite result throws nonfinite_failure (run_command turns it into exit 3).
 int run_checked(const run_options& opt) {
+  gpukit::check_output_paths({opt.in}, {opt.output, opt.json});
   const std::vector<wsm5::variant> variants = requested_variants(opt);
   const wsm5::domain d0 = wsm5::read_hdf5(opt.in);
   const bool gpu = choose_gpu(opt, !variants.empty());

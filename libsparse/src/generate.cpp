@@ -3,7 +3,9 @@
 #include "sparse/generate.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -11,12 +13,38 @@
 #include <utility>
 #include <vector>
 
+#include "gpukit/host_memory.hpp"
 #include "instantiate.hpp"
 
 namespace sparse {
 namespace {
 
 constexpr std::int64_t block_rows = 4096;
+
+/// An exception must not leave an OpenMP region (std::terminate, "terminate called after throwing
+/// std::bad_alloc"): each iteration body runs through run(), the first exception is kept, the remaining
+/// iterations are skipped, and rethrow() raises it on the calling thread after the region.
+class omp_exception_guard {
+public:
+  template <class Body>
+  void run(Body&& body) noexcept {
+    if (failed_.load(std::memory_order_relaxed)) return;
+    try {
+      body();
+    } catch (...) {
+#pragma omp critical(sparse_generate_exception)
+      if (!first_) first_ = std::current_exception();
+      failed_.store(true, std::memory_order_relaxed);
+    }
+  }
+  void rethrow() const {
+    if (first_) std::rethrow_exception(first_);
+  }
+
+private:
+  std::atomic<bool> failed_{false};
+  std::exception_ptr first_;
+};
 
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -75,21 +103,25 @@ host_csr<Value, Index> build_blocked(std::int64_t rows, std::int64_t cols, std::
   std::vector<std::vector<std::int64_t>> bcols(static_cast<std::size_t>(blocks));
   std::vector<std::vector<double>> bvals(static_cast<std::size_t>(blocks));
   std::vector<std::int64_t> row_end(static_cast<std::size_t>(rows), 0);  // end of each row within its block
+  omp_exception_guard guard;
 #pragma omp parallel
   {
     std::vector<std::int64_t> scratch;
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < blocks; ++b) {
-      std::mt19937_64 g(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(b))));
-      auto& c = bcols[static_cast<std::size_t>(b)];
-      auto& v = bvals[static_cast<std::size_t>(b)];
-      const std::int64_t r1 = std::min(rows, (b + 1) * block_rows);
-      for (std::int64_t r = b * block_rows; r < r1; ++r) {
-        row_fn(g, r, c, v, scratch);
-        row_end[static_cast<std::size_t>(r)] = static_cast<std::int64_t>(c.size());
-      }
+      guard.run([&] {
+        std::mt19937_64 g(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(b))));
+        auto& c = bcols[static_cast<std::size_t>(b)];
+        auto& v = bvals[static_cast<std::size_t>(b)];
+        const std::int64_t r1 = std::min(rows, (b + 1) * block_rows);
+        for (std::int64_t r = b * block_rows; r < r1; ++r) {
+          row_fn(g, r, c, v, scratch);
+          row_end[static_cast<std::size_t>(r)] = static_cast<std::int64_t>(c.size());
+        }
+      });
     }
   }
+  guard.rethrow();
   // Per-block running sizes -> global offsets.
   std::vector<std::int64_t> block_start(static_cast<std::size_t>(blocks) + 1, 0);
   for (std::int64_t b = 0; b < blocks; ++b)
@@ -148,6 +180,13 @@ host_csr<Value, Index> stencil(std::int64_t n, int dims) {
   const std::int64_t nnz = dims == 2 ? 5 * n * n - 4 * n : 7 * n * n * n - 6 * n * n;
   check_fits<Index>(rows, "rows");
   check_fits<Index>(std::max<std::int64_t>(nnz, 0), "nnz");
+  {
+    const std::uint64_t entry_bytes = gpukit::saturating_bytes(std::max<std::int64_t>(nnz, 0), sizeof(Index) + sizeof(Value));
+    const std::uint64_t bytes = entry_bytes + gpukit::saturating_bytes(rows + 1, sizeof(Index));  // wrapped: < entry_bytes
+    if (auto why = gpukit::host_memory_shortfall(bytes < entry_bytes ? UINT64_MAX : bytes,
+                                                 "the " + std::to_string(rows) + "-row Laplacian"))
+      throw std::invalid_argument("generate: " + *why);
+  }
   std::vector<Index> row_ptr(static_cast<std::size_t>(rows) + 1);
   std::vector<Index> col_idx(static_cast<std::size_t>(std::max<std::int64_t>(nnz, 0)));
   std::vector<Value> values(col_idx.size());
@@ -214,10 +253,23 @@ host_csr<Value, Index> generate(const generate_params& p) {
     throw std::invalid_argument("generate: negative size rows = " + std::to_string(rows) + ", cols = " + std::to_string(cols));
   check_fits<Index>(rows, "rows");
   check_fits<Index>(cols, "cols");
+  // Every class holds a row end (int64) and a row pointer (Index) per row; random and denserow rows
+  // hold at most min(k, cols) entries after deduplication, each an int64 column and a double value
+  // per block, then Index + Value in the matrix. (Power-law lengths are drawn: their bytes are not
+  // known ahead; running out there is "out of host memory", exit 3.)
+  std::uint64_t bytes = gpukit::saturating_bytes(rows, 8 + sizeof(Index));
+  std::string what = std::to_string(rows) + " rows";
   if (p.kind == matrix_class::random_k || p.kind == matrix_class::dense_row) {
     if (p.k < 0) throw std::invalid_argument("generate: k = " + std::to_string(p.k) + " is negative");
     if (p.k > 0 && cols == 0 && rows > 0) throw std::invalid_argument("generate: k > 0 entries per row but cols = 0");
+    std::int64_t entries = 0;
+    const std::uint64_t entry_bytes = gpukit::checked_mul(rows, std::min(p.k, cols), entries)
+                                          ? gpukit::saturating_bytes(entries, 16 + sizeof(Index) + sizeof(Value))
+                                          : UINT64_MAX;
+    bytes = bytes + entry_bytes < bytes ? UINT64_MAX : bytes + entry_bytes;
+    what += " of " + std::to_string(p.k) + " entries";
   }
+  if (auto why = gpukit::host_memory_shortfall(bytes, what)) throw std::invalid_argument("generate: " + *why);
   switch (p.kind) {
     case matrix_class::random_k: {
       const std::int64_t k = p.k;

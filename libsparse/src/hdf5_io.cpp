@@ -4,6 +4,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <new>
@@ -15,6 +16,7 @@
 #include "file_util.hpp"
 #include "gpukit/atomic_file.hpp"
 #include "gpukit/hdf5_handle.hpp"
+#include "gpukit/host_memory.hpp"
 #include "instantiate.hpp"
 
 namespace sparse {
@@ -22,6 +24,7 @@ namespace {
 
 using gpukit::hdf5::handle;
 using quiet_hdf5 = gpukit::hdf5::quiet_errors;
+using detail::number_text;
 
 template <class T>
 hid_t native_type() {
@@ -89,12 +92,11 @@ std::vector<Index> read_indices(hid_t file, const std::string& path, const std::
     throw io_error(path + ": dataset " + name + " has a non-integer dtype (expected int32 or int64)");
   const std::size_t size = H5Tget_size(type.get());
   const bool is_signed = H5Tget_sign(type.get()) == H5T_SGN_2;
-  std::vector<Index> out;
-  try {
-    out.resize(static_cast<std::size_t>(n));
-  } catch (const std::bad_alloc&) {
-    throw io_error(path + ": cannot allocate " + std::to_string(n) + " entries for " + name);
-  }
+  // The narrowing path below holds an int64 copy beside the result.
+  const std::uint64_t bytes = gpukit::saturating_bytes(n, sizeof(std::int64_t) + sizeof(Index));
+  if (auto why = gpukit::host_memory_shortfall(bytes, "its entries"))
+    throw io_error(path + ": dataset " + name + " " + *why);
+  std::vector<Index> out(static_cast<std::size_t>(n));
   // Stored type no wider than Index (and signed, or strictly narrower if unsigned): HDF5's conversion is exact.
   if (size < sizeof(Index) || (size == sizeof(Index) && is_signed)) {
     if (n > 0 && H5Dread(ds.get(), native_type<Index>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
@@ -126,9 +128,12 @@ std::vector<Index> read_indices(hid_t file, const std::string& path, const std::
   return out;
 }
 
-/// Reads a float32/float64 dataset into Value (HDF5 converts; double -> float rounds to nearest).
+/// Reads a float32/float64 dataset into Value: read as double (HDF5's own double -> float conversion
+/// gives no word of an overflow), each value checked (finite unless allowed, within Value's range), then
+/// rounded to nearest.
 template <class Value>
-std::vector<Value> read_values(hid_t file, const std::string& path, const std::string& name, std::int64_t expected) {
+std::vector<Value> read_values(hid_t file, const std::string& path, const std::string& name, std::int64_t expected,
+                               const read_options& options) {
   std::int64_t n = 0;
   handle ds = open_1d(file, path, name, n);
   if (expected >= 0 && n != expected)
@@ -136,14 +141,23 @@ std::vector<Value> read_values(hid_t file, const std::string& path, const std::s
   handle type(H5Dget_type(ds.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_FLOAT)
     throw io_error(path + ": dataset " + name + " has a non-float dtype (expected float32 or float64)");
-  std::vector<Value> out;
-  try {
-    out.resize(static_cast<std::size_t>(n));
-  } catch (const std::bad_alloc&) {
-    throw io_error(path + ": cannot allocate " + std::to_string(n) + " entries for " + name);
-  }
-  if (n > 0 && H5Dread(ds.get(), native_type<Value>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+  const std::uint64_t bytes = gpukit::saturating_bytes(n, sizeof(double) + sizeof(Value));  // double copy + result
+  if (auto why = gpukit::host_memory_shortfall(bytes, "its entries"))
+    throw io_error(path + ": dataset " + name + " " + *why);
+  std::vector<double> wide(static_cast<std::size_t>(n));
+  if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, wide.data()) < 0)
     throw io_error(path + ": cannot read dataset " + name);
+  std::vector<Value> out(wide.size());
+  for (std::size_t i = 0; i < wide.size(); ++i) {
+    const double v = wide[i];
+    if (!std::isfinite(v) && !options.allow_nonfinite)
+      throw io_error(path + ": " + name + "[" + std::to_string(i) + "] = " + number_text(v) +
+                     " is not finite (NaN and Inf are refused unless allowed)");
+    out[i] = static_cast<Value>(v);
+    if (std::isfinite(v) && !std::isfinite(out[i]))
+      throw io_error(path + ": " + name + "[" + std::to_string(i) + "] = " + number_text(v) +
+                     " overflows float (largest 3.4028235e+38); read it as double");
+  }
   return out;
 }
 
@@ -256,7 +270,7 @@ bool hdf5_deflate_available() {
 }
 
 template <class Value, class Index>
-host_csr<Value, Index> read_hdf5(const std::string& path, const std::string& group_name) {
+host_csr<Value, Index> read_hdf5(const std::string& path, const std::string& group_name, const read_options& options) {
   quiet_hdf5 quiet;
   handle file = open_file(path);
   if (!path_exists(file.get(), group_name)) throw io_error(path + ": missing group " + group_name);
@@ -280,7 +294,7 @@ host_csr<Value, Index> read_hdf5(const std::string& path, const std::string& gro
   }
   auto row_ptr = read_indices<Index>(file.get(), path, join(group_name, "row_ptr"), rows + 1);
   auto col_idx = read_indices<Index>(file.get(), path, join(group_name, "col_idx"), nnz);
-  auto values = read_values<Value>(file.get(), path, join(group_name, "values"), nnz);
+  auto values = read_values<Value>(file.get(), path, join(group_name, "values"), nnz, options);
   try {
     host_csr<Value, Index> a(rows, cols, std::move(row_ptr), std::move(col_idx), std::move(values));
     a.validate();
@@ -291,11 +305,12 @@ host_csr<Value, Index> read_hdf5(const std::string& path, const std::string& gro
 }
 
 template <class Value>
-std::optional<std::vector<Value>> read_hdf5_vector(const std::string& path, const std::string& dataset) {
+std::optional<std::vector<Value>> read_hdf5_vector(const std::string& path, const std::string& dataset,
+                                                   const read_options& options) {
   quiet_hdf5 quiet;
   handle file = open_file(path);
   if (!path_exists(file.get(), dataset)) return std::nullopt;
-  return read_values<Value>(file.get(), path, dataset, -1);
+  return read_values<Value>(file.get(), path, dataset, -1, options);
 }
 
 template <class Value, class Index>
@@ -313,9 +328,12 @@ void write_hdf5(const std::string& path, const host_csr<Value, Index>& a, const 
                    std::to_string(a.rows()));
   quiet_hdf5 quiet;
   gpukit::atomic_output pf(path);
+  // The file id is closed by hand (not a handle): after a failed write it must go through
+  // close_failed_write, or libhdf5's exit-time cleanup crashes on it.
+  const hid_t file_id = H5Fcreate(pf.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (file_id < 0) throw io_error(path + ": HDF5 write failed: cannot create " + pf.temp());
   try {
-    handle file(H5Fcreate(pf.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    if (!file.valid()) throw std::runtime_error("cannot create " + pf.temp());
+    handle file(file_id, nullptr);  // a view for the code below; never closes
     handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
     H5Pset_create_intermediate_group(lcpl.get(), 1);
     handle group;
@@ -335,9 +353,13 @@ void write_hdf5(const std::string& path, const host_csr<Value, Index>& a, const 
       write_dataset(group.get(), "y", file_type_of<Value>(), options.y->data(), a.rows(), options.deflate_level);
     group.reset();
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error("flush failed (disk full?)");
-    if (file.close() < 0) throw std::runtime_error("close failed (disk full?)");
   } catch (const std::runtime_error& e) {
+    gpukit::hdf5::close_failed_write(file_id, pf.temp());
     throw io_error(path + ": HDF5 write failed: " + e.what());
+  }
+  if (H5Fclose(file_id) < 0) {
+    gpukit::hdf5::close_failed_write(H5Iis_valid(file_id) > 0 ? file_id : H5I_INVALID_HID, pf.temp());
+    throw io_error(path + ": HDF5 write failed: close failed (disk full?)");
   }
   try {
     pf.commit();
@@ -347,11 +369,13 @@ void write_hdf5(const std::string& path, const host_csr<Value, Index>& a, const 
 }
 
 #define SPARSE_H5_INSTANTIATE(V, I)                                                             \
-  template host_csr<V, I> read_hdf5<V, I>(const std::string&, const std::string&);              \
+  template host_csr<V, I> read_hdf5<V, I>(const std::string&, const std::string&, const read_options&); \
   template void write_hdf5<V, I>(const std::string&, const host_csr<V, I>&, const hdf5_write_options<V>&);
 SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_H5_INSTANTIATE)
 #undef SPARSE_H5_INSTANTIATE
-template std::optional<std::vector<float>> read_hdf5_vector<float>(const std::string&, const std::string&);
-template std::optional<std::vector<double>> read_hdf5_vector<double>(const std::string&, const std::string&);
+template std::optional<std::vector<float>> read_hdf5_vector<float>(const std::string&, const std::string&,
+                                                                   const read_options&);
+template std::optional<std::vector<double>> read_hdf5_vector<double>(const std::string&, const std::string&,
+                                                                     const read_options&);
 
 }  // namespace sparse

@@ -20,9 +20,9 @@ file_format format_of(const std::string& path) {
 }
 
 template <class Value, class Index>
-host_csr<Value, Index> read_matrix(const std::string& path) {
-  return format_of(path) == file_format::matrix_market ? read_matrix_market<Value, Index>(path)
-                                                       : read_hdf5<Value, Index>(path);
+host_csr<Value, Index> read_matrix(const std::string& path, const read_options& options) {
+  return format_of(path) == file_format::matrix_market ? read_matrix_market<Value, Index>(path, options)
+                                                       : read_hdf5<Value, Index>(path, "/matrix", options);
 }
 
 template <class Value, class Index>
@@ -37,7 +37,7 @@ void write_matrix(const std::string& path, const host_csr<Value, Index>& a, cons
 }
 
 #define SPARSE_IO_INSTANTIATE(V, I)                                   \
-  template host_csr<V, I> read_matrix<V, I>(const std::string&);      \
+  template host_csr<V, I> read_matrix<V, I>(const std::string&, const read_options&); \
   template void write_matrix<V, I>(const std::string&, const host_csr<V, I>&, const std::string&);
 SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_IO_INSTANTIATE)
 #undef SPARSE_IO_INSTANTIATE

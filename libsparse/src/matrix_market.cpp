@@ -8,7 +8,9 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -19,6 +21,8 @@
 
 #include "file_util.hpp"
 #include "gpukit/atomic_file.hpp"
+#include "gpukit/host_memory.hpp"
+#include "gpukit/quote.hpp"
 #include "instantiate.hpp"
 
 namespace sparse {
@@ -35,6 +39,12 @@ std::string read_file(const std::string& path) {
   std::fclose(f);
   if (bad) throw io_error(path + ": read error");
   return data;
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
 }
 
 }  // namespace detail
@@ -97,26 +107,57 @@ std::size_t split(std::string_view line, std::array<std::string_view, N>& tok) {
   return count;
 }
 
+using detail::number_text;
+using gpukit::quote_token;
+
 std::int64_t parse_int(const line_reader& in, std::string_view t, const char* what) {
+  const std::string_view token = t;
   if (!t.empty() && t.front() == '+') t.remove_prefix(1);
   std::int64_t v = 0;
   const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (r.ec == std::errc::result_out_of_range)
-    in.fail(std::string(what) + " '" + std::string(t) + "' does not fit a 64-bit integer");
+  if (r.ec == std::errc::result_out_of_range) in.fail(std::string(what) + " " + quote_token(token) + " does not fit a 64-bit integer");
   if (r.ec != std::errc() || r.ptr != t.data() + t.size())
-    in.fail(std::string(what) + ": non-numeric token '" + std::string(t) + "'");
+    in.fail(std::string(what) + ": non-numeric token " + quote_token(token));
   return v;
 }
 
-double parse_value(const line_reader& in, std::string_view t) {
+/// What a value must be beyond a number: finite unless allowed, and within the range of the value type
+/// the matrix is read into (1e300 is a double but overflows float).
+struct value_rules {
+  bool allow_nonfinite = false;
+  bool single = false;  ///< read into float
+  const char* type_name() const { return single ? "float" : "double"; }
+};
+
+double parse_value(const line_reader& in, std::string_view t, const value_rules& rules) {
+  const std::string_view token = t;
   if (!t.empty() && t.front() == '+') t.remove_prefix(1);
   double v = 0;
   const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-  // Out of range (1e999) is an error rather than a silent infinity; the file is not what it claims.
-  if (r.ec == std::errc::result_out_of_range) in.fail("value '" + std::string(t) + "' overflows double");
-  if (r.ec != std::errc() || r.ptr != t.data() + t.size())
-    in.fail("value: non-numeric token '" + std::string(t) + "'");
+  if (r.ec != std::errc() && r.ec != std::errc::result_out_of_range) in.fail("value: non-numeric token " + quote_token(token));
+  if (r.ptr != t.data() + t.size()) in.fail("value: non-numeric token " + quote_token(token));
+  if (r.ec == std::errc::result_out_of_range) {
+    // from_chars reports both ends of the range: 1e999 (overflow) and 1e-400 or 1e-310 (below the
+    // normal range). strtod (C locale: the apps never call setlocale) gives the IEEE result of each:
+    // +-HUGE_VAL for an overflow, refused; a subnormal or zero for an underflow, which is the correctly
+    // rounded value and is kept.
+    const std::string copy(t);
+    v = std::strtod(copy.c_str(), nullptr);
+    if (std::isinf(v)) in.fail("value " + quote_token(token) + " overflows double");
+  }
+  if (!std::isfinite(v) && !rules.allow_nonfinite)
+    in.fail("value " + quote_token(token) + " is not finite (NaN and Inf are refused unless allowed)");
+  if (rules.single && std::isfinite(v) && std::isinf(static_cast<float>(v)))
+    in.fail("value " + quote_token(token) + " overflows float (largest 3.4028235e+38); read it as double");
   return v;
+}
+
+/// An entry of an 'integer' matrix: an integer token (1.5 or 1e3 is not one), held exactly by double up
+/// to 2^53.
+double parse_integer_value(const line_reader& in, std::string_view t) {
+  if (!t.empty() && t.find_first_not_of("+-0123456789") != std::string_view::npos)
+    in.fail("value " + quote_token(t) + " is not an integer (the banner says field 'integer')");
+  return static_cast<double>(parse_int(in, t, "value"));
 }
 
 std::string lower(std::string_view s) {
@@ -134,28 +175,29 @@ struct banner {
 banner read_banner(line_reader& in) {
   std::string_view line;
   if (!in.next(line)) in.fail("empty file (expected a '%%MatrixMarket' banner)");
+  if (line.substr(0, 3) == "\xEF\xBB\xBF")
+    in.fail("the file starts with a UTF-8 byte-order mark (bytes EF BB BF) before the '%%MatrixMarket' banner");
   std::array<std::string_view, 6> t;
   const std::size_t n = split(line, t);
   if (n == 0 || lower(t[0]) != "%%matrixmarket")
-    in.fail("bad banner: expected '%%MatrixMarket matrix coordinate|array FIELD SYMMETRY', found '" +
-            std::string(line.substr(0, 80)) + "'");
+    in.fail("bad banner: expected '%%MatrixMarket matrix coordinate|array FIELD SYMMETRY', found " + quote_token(line));
   if (n != 5) in.fail("bad banner: expected 5 words, found " + std::to_string(n));
-  if (lower(t[1]) != "matrix") in.fail("bad banner: object '" + std::string(t[1]) + "' is not 'matrix'");
+  if (lower(t[1]) != "matrix") in.fail("bad banner: object " + quote_token(t[1]) + " is not 'matrix'");
   banner b;
   const std::string fmt = lower(t[2]), field = lower(t[3]), sym = lower(t[4]);
   if (fmt == "coordinate") b.coordinate = true;
   else if (fmt == "array") b.coordinate = false;
-  else in.fail("bad banner: format '" + std::string(t[2]) + "' is not 'coordinate' or 'array'");
+  else in.fail("bad banner: format " + quote_token(t[2]) + " is not 'coordinate' or 'array'");
   if (field == "real" || field == "double") b.field = field_kind::real;
   else if (field == "integer") b.field = field_kind::integer;
   else if (field == "pattern") b.field = field_kind::pattern;
   else if (field == "complex") in.fail("complex matrices are not supported (field 'complex')");
-  else in.fail("bad banner: field '" + std::string(t[3]) + "' is not real, integer or pattern");
+  else in.fail("bad banner: field " + quote_token(t[3]) + " is not real, integer or pattern");
   if (sym == "general") b.symmetry = symmetry_kind::general;
   else if (sym == "symmetric") b.symmetry = symmetry_kind::symmetric;
   else if (sym == "skew-symmetric") b.symmetry = symmetry_kind::skew;
   else if (sym == "hermitian") in.fail("hermitian matrices are not supported");
-  else in.fail("bad banner: symmetry '" + std::string(t[4]) + "' is not general, symmetric or skew-symmetric");
+  else in.fail("bad banner: symmetry " + quote_token(t[4]) + " is not general, symmetric or skew-symmetric");
   if (!b.coordinate && b.field == field_kind::pattern) in.fail("bad banner: array format cannot be 'pattern'");
   return b;
 }
@@ -245,7 +287,27 @@ struct triplets {
   }
 };
 
-triplets read_entries(line_reader& in, const banner& b, const coordinate_size& z) {
+/// Symmetric storage keeps one triangle (the format's rule: the lower one; files that keep the upper
+/// one are read alike). A file holding off-diagonal entries on both sides would have each pair counted
+/// twice once expanded, so the second side's first entry is refused, naming both lines.
+class one_triangle {
+public:
+  void check(const line_reader& in, std::int64_t i, std::int64_t j) {
+    if (i == j) return;
+    std::int64_t& mine = i > j ? first_lower_ : first_upper_;
+    const std::int64_t other = i > j ? first_upper_ : first_lower_;
+    if (other > 0)
+      in.fail("symmetric storage holds one triangle, but entry (" + std::to_string(i) + ", " + std::to_string(j) +
+              ") lies " + (i > j ? "below" : "above") + " the diagonal while line " + std::to_string(other) +
+              " holds one " + (i > j ? "above" : "below") + " it (both triangles stored: expanding would double them)");
+    if (mine == 0) mine = in.line_no();
+  }
+
+private:
+  std::int64_t first_lower_ = 0, first_upper_ = 0;  // line numbers; 0: none yet
+};
+
+triplets read_entries(line_reader& in, const banner& b, const coordinate_size& z, const value_rules& rules) {
   triplets t;
   try {
     t.rows.reserve(static_cast<std::size_t>(z.max_entries()));
@@ -257,6 +319,7 @@ triplets read_entries(line_reader& in, const banner& b, const coordinate_size& z
   const std::size_t want = b.field == field_kind::pattern ? 2 : 3;
   std::array<std::string_view, 4> e;
   std::string_view line;
+  one_triangle triangle;
   for (std::int64_t k = 0; k < z.entries; ++k) {
     if (!in.next_data(line))
       in.fail("file ends after " + std::to_string(k) + " of " + std::to_string(z.entries) + " entries (truncated?)");
@@ -266,9 +329,12 @@ triplets read_entries(line_reader& in, const banner& b, const coordinate_size& z
     const std::int64_t i = parse_int(in, e[0], "row index"), j = parse_int(in, e[1], "column index");
     if (i < 1 || i > z.rows) in.fail("row index " + std::to_string(i) + " out of range 1.." + std::to_string(z.rows));
     if (j < 1 || j > z.cols) in.fail("column index " + std::to_string(j) + " out of range 1.." + std::to_string(z.cols));
-    const double v = b.field == field_kind::pattern ? 1.0 : parse_value(in, e[2]);
+    const double v = b.field == field_kind::pattern ? 1.0
+                     : b.field == field_kind::integer ? parse_integer_value(in, e[2])
+                                                      : parse_value(in, e[2], rules);
     if (b.symmetry == symmetry_kind::skew && i == j)
       in.fail("skew-symmetric matrix stores a diagonal entry (" + std::to_string(i) + ", " + std::to_string(j) + ")");
+    if (z.mirrored) triangle.check(in, i, j);
     t.add(i - 1, j - 1, v);
     if (z.mirrored && i != j) t.add(j - 1, i - 1, b.symmetry == symmetry_kind::skew ? -v : v);
   }
@@ -276,41 +342,58 @@ triplets read_entries(line_reader& in, const banner& b, const coordinate_size& z
   return t;
 }
 
+/// Host bytes read_matrix_market holds at its peak beyond the file text: the triplets (row, column,
+/// value: 24 B an entry), the row-sorted copy (16 B) and the CSR arrays (row_ptr, col_idx, values).
+template <class Value, class Index>
+std::uint64_t peak_bytes(const coordinate_size& z) {
+  const std::uint64_t per_entry = 24 + 16 + sizeof(Index) + sizeof(Value);
+  const std::uint64_t entries = gpukit::saturating_bytes(z.max_entries(), per_entry);
+  const std::uint64_t rows = gpukit::saturating_bytes(z.rows + 1, sizeof(Index));
+  return entries > UINT64_MAX - rows ? UINT64_MAX : entries + rows;
+}
+
 /// Triplets -> CSR: count per row, scatter, then sort each row by column and sum duplicates (in double,
-/// rounded once to Value).
+/// rounded once to Value). row_ptr is the only per-row array (4 or 8 B a row: a file declaring 5e8
+/// empty rows needs 2 GB, not the 10 GB three int64 arrays took): it holds the counts, then each row's
+/// end, which the backwards scatter moves to each row's start, which the compaction overwrites with
+/// the final offsets one row behind its reads.
 template <class Value, class Index>
 host_csr<Value, Index> triplets_to_csr(const std::string& path, std::int64_t rows, std::int64_t cols, triplets t) {
   const std::size_t nt = t.rows.size();
-  std::vector<std::int64_t> start;
-  std::vector<Index> row_ptr;
-  try {  // rows is only bounded by the index type: 10^15 empty rows is a valid header but not a matrix we can hold
-    start.assign(static_cast<std::size_t>(rows) + 1, 0);
-    row_ptr.resize(static_cast<std::size_t>(rows) + 1);
-  } catch (const std::exception&) {
-    throw io_error(path + ": cannot allocate row pointers for rows = " + std::to_string(rows));
-  }
-  for (std::size_t k = 0; k < nt; ++k) ++start[static_cast<std::size_t>(t.rows[k]) + 1];
-  for (std::int64_t r = 0; r < rows; ++r) start[static_cast<std::size_t>(r) + 1] += start[static_cast<std::size_t>(r)];
+  const auto nrows = static_cast<std::size_t>(rows);
+  std::vector<Index> row_ptr(nrows + 1, Index{0});
+  for (std::size_t k = 0; k < nt; ++k) ++row_ptr[static_cast<std::size_t>(t.rows[k]) + 1];
+  for (std::size_t r = 0; r < nrows; ++r) row_ptr[r + 1] += row_ptr[r];  // row_ptr[r + 1] = end of row r
   std::vector<std::pair<std::int64_t, double>> slot(nt);
-  std::vector<std::int64_t> fill(start.begin(), start.end() - 1);
-  for (std::size_t k = 0; k < nt; ++k) slot[static_cast<std::size_t>(fill[static_cast<std::size_t>(t.rows[k])]++)] = {t.cols[k], t.values[k]};
-  t = {};
+  for (std::size_t k = nt; k-- > 0;) {  // backwards: each row keeps the file's order, ends at its start
+    auto& cursor = row_ptr[static_cast<std::size_t>(t.rows[k]) + 1];
+    slot[static_cast<std::size_t>(--cursor)] = {t.cols[k], t.values[k]};
+  }
+  t = {};  // row_ptr[r + 1] = start of row r now
   std::vector<Index> col_idx;
   std::vector<Value> values;
   col_idx.reserve(nt);
   values.reserve(nt);
-  row_ptr[0] = 0;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    auto first = slot.begin() + start[static_cast<std::size_t>(r)], last = slot.begin() + start[static_cast<std::size_t>(r) + 1];
-    std::sort(first, last, [](const auto& a, const auto& c) { return a.first < c.first; });
+  for (std::size_t r = 0; r < nrows; ++r) {
+    const auto first = slot.begin() + static_cast<std::ptrdiff_t>(row_ptr[r + 1]);
+    const auto last = r + 1 < nrows ? slot.begin() + static_cast<std::ptrdiff_t>(row_ptr[r + 2]) : slot.end();
+    std::stable_sort(first, last, [](const auto& a, const auto& c) { return a.first < c.first; });
     for (auto it = first; it != last;) {
       const std::int64_t c = it->first;
       double sum = 0;
-      for (; it != last && it->first == c; ++it) sum += it->second;
+      bool parts_finite = true;
+      for (; it != last && it->first == c; ++it) {
+        sum += it->second;
+        parts_finite = parts_finite && std::isfinite(it->second);
+      }
+      if (parts_finite && !std::isfinite(static_cast<Value>(sum)))
+        throw io_error(path + ": the duplicate entries of (" + std::to_string(r + 1) + ", " + std::to_string(c + 1) +
+                       ") sum to " + (std::isfinite(sum) ? number_text(sum) : std::string("more than double holds")) +
+                       ", which overflows " + (sizeof(Value) == 4 ? "float" : "double"));
       col_idx.push_back(static_cast<Index>(c));
       values.push_back(static_cast<Value>(sum));
     }
-    row_ptr[static_cast<std::size_t>(r) + 1] = static_cast<Index>(col_idx.size());
+    row_ptr[r + 1] = static_cast<Index>(col_idx.size());
   }
   return host_csr<Value, Index>(rows, cols, std::move(row_ptr), std::move(col_idx), std::move(values));
 }
@@ -318,7 +401,7 @@ host_csr<Value, Index> triplets_to_csr(const std::string& path, std::int64_t row
 }  // namespace
 
 template <class Value, class Index>
-host_csr<Value, Index> read_matrix_market(const std::string& path) {
+host_csr<Value, Index> read_matrix_market(const std::string& path, const read_options& options) {
   const std::string text = detail::read_file(path);
   line_reader in(path, text);
   const banner b = read_banner(in);
@@ -326,7 +409,11 @@ host_csr<Value, Index> read_matrix_market(const std::string& path) {
     in.fail("array format holds a dense matrix or vector: use read_matrix_market_vector, or store the matrix "
             "in coordinate format");
   const coordinate_size z = read_size_line<Index>(in, b);
-  return triplets_to_csr<Value, Index>(path, z.rows, z.cols, read_entries(in, b, z));
+  if (auto why = gpukit::host_memory_shortfall(peak_bytes<Value, Index>(z), std::to_string(z.rows) + " rows and " +
+                                                                            std::to_string(z.max_entries()) + " entries"))
+    in.fail("size line declares a matrix that " + *why);
+  const value_rules rules{options.allow_nonfinite, sizeof(Value) == 4};
+  return triplets_to_csr<Value, Index>(path, z.rows, z.cols, read_entries(in, b, z, rules));
 }
 
 template <class Value, class Index>
@@ -360,7 +447,7 @@ void write_matrix_market(const std::string& path, const host_csr<Value, Index>& 
 }
 
 template <class Value>
-std::vector<Value> read_matrix_market_vector(const std::string& path) {
+std::vector<Value> read_matrix_market_vector(const std::string& path, const read_options& options) {
   const std::string text = detail::read_file(path);
   line_reader in(path, text);
   const banner b = read_banner(in);
@@ -380,12 +467,13 @@ std::vector<Value> read_matrix_market_vector(const std::string& path) {
             " bytes follow (truncated file or wrong count)");
   std::vector<Value> v;
   v.reserve(static_cast<std::size_t>(count));
+  const value_rules rules{options.allow_nonfinite, sizeof(Value) == 4};
   std::array<std::string_view, 2> e;
   for (std::int64_t k = 0; k < count; ++k) {
     if (!in.next_data(line))
       in.fail("file ends after " + std::to_string(k) + " of " + std::to_string(count) + " values (truncated?)");
     if (split(line, e) != 1) in.fail("value " + std::to_string(k + 1) + ": expected one number per line");
-    v.push_back(static_cast<Value>(parse_value(in, e[0])));
+    v.push_back(static_cast<Value>(b.field == field_kind::integer ? parse_integer_value(in, e[0]) : parse_value(in, e[0], rules)));
   }
   while (in.next_data(line)) in.fail("more values than the " + std::to_string(count) + " declared");
   return v;
@@ -407,12 +495,12 @@ void write_matrix_market_vector(const std::string& path, const std::vector<Value
 }
 
 #define SPARSE_MM_INSTANTIATE(V, I)                                                        \
-  template host_csr<V, I> read_matrix_market<V, I>(const std::string&);                    \
+  template host_csr<V, I> read_matrix_market<V, I>(const std::string&, const read_options&); \
   template void write_matrix_market<V, I>(const std::string&, const host_csr<V, I>&, const std::string&);
 SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_MM_INSTANTIATE)
 #undef SPARSE_MM_INSTANTIATE
-template std::vector<float> read_matrix_market_vector<float>(const std::string&);
-template std::vector<double> read_matrix_market_vector<double>(const std::string&);
+template std::vector<float> read_matrix_market_vector<float>(const std::string&, const read_options&);
+template std::vector<double> read_matrix_market_vector<double>(const std::string&, const read_options&);
 template void write_matrix_market_vector<float>(const std::string&, const std::vector<float>&, const std::string&);
 template void write_matrix_market_vector<double>(const std::string&, const std::vector<double>&, const std::string&);
 

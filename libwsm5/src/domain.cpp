@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpukit/host_memory.hpp"
 #include "wsm5/wsm5.hpp"
 
 namespace wsm5 {
@@ -40,6 +41,17 @@ const std::vector<float>& field(const domain& d, std::string_view name) {
 
 void domain::resize(std::int64_t nx_, std::int64_t ny_, std::int64_t nz_) {
   if (nx_ < 0 || ny_ < 0 || nz_ < 0) throw std::invalid_argument("negative WSM5 domain size");
+  // cells() and every index (j * nz + k) * nx + i stay below nx * ny * nz: checked here once, so no
+  // product of the dimensions overflows later (a file declaring (1, 2^62, 4) wrapped to 0 cells).
+  const std::string shape = std::to_string(nx_) + " x " + std::to_string(ny_) + " x " + std::to_string(nz_);
+  std::int64_t columns_count = 0, cells_count = 0;
+  if (!gpukit::checked_mul(nx_, ny_, columns_count) || !gpukit::checked_mul(columns_count, nz_, cells_count))
+    throw std::invalid_argument("WSM5 domain " + shape + ": the number of cells overflows 64-bit sizes");
+  const std::uint64_t bytes_3d = gpukit::saturating_bytes(cells_count, field_names_3d().size() * sizeof(float));
+  const std::uint64_t bytes_2d = gpukit::saturating_bytes(columns_count, field_names_2d().size() * sizeof(float));
+  if (auto why = gpukit::host_memory_shortfall(bytes_3d + bytes_2d < bytes_3d ? UINT64_MAX : bytes_3d + bytes_2d,
+                                               "its fields"))
+    throw std::invalid_argument("WSM5 domain " + shape + ": " + *why);
   nx = nx_;
   ny = ny_;
   nz = nz_;

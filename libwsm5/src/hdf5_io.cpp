@@ -1,6 +1,7 @@
 // HDF5 reader/writer of the WSM5 schema (data/README.md, "WSM5 columns"), HDF5 C API (1.10 or newer).
 #include <hdf5.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -34,8 +35,8 @@ std::vector<float> read_floats(hid_t file, const std::string& path, const std::s
   handle ds(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!ds.valid()) throw std::runtime_error(path + ": missing dataset '" + name + "'");
   handle type(H5Dget_type(ds.get()), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_FLOAT && H5Tget_class(type.get()) != H5T_INTEGER)
-    throw std::runtime_error(path + ": dataset '" + name + "' is not numeric");
+  if (H5Tget_class(type.get()) != H5T_FLOAT)
+    throw std::runtime_error(path + ": dataset '" + name + "' is not floating-point (the schema stores float32)");
   std::vector<float> v(n);
   if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw std::runtime_error(path + ": cannot read dataset '" + name + "'");
@@ -99,7 +100,14 @@ domain read_hdf5(const std::string& path) {
     throw std::runtime_error(path + ": dataset 'p' has shape " + shape_text(shape) +
                              ", expected (ny, nz, nx) or (columns, nz)");
   }
-  d.resize(nx, ny, nz);
+  for (hsize_t s : shape)
+    if (s > static_cast<hsize_t>(INT64_MAX))
+      throw std::runtime_error(path + ": dataset 'p' has shape " + shape_text(shape) + ", beyond 64-bit sizes");
+  try {
+    d.resize(nx, ny, nz);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(path + ": " + e.what() + " (dataset 'p' has shape " + shape_text(shape) + ")");
+  }
   for (const auto& n : field_names_3d()) {
     const auto s = dataset_shape(file.get(), path, n);
     if (s != shape)
@@ -132,9 +140,12 @@ domain read_hdf5(const std::string& path) {
 void write_hdf5(const domain& d, const std::string& path, bool with_outputs) {
   quiet_hdf5 quiet;
   gpukit::atomic_output out(path);
-  {
-    handle file(H5Fcreate(out.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    if (!file.valid()) throw std::runtime_error(path + ": cannot create file");
+  // The file id is closed by hand (not a handle): after a failed write it must go through
+  // close_failed_write, or libhdf5's exit-time cleanup crashes on it.
+  const hid_t file_id = H5Fcreate(out.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (file_id < 0) throw std::runtime_error(path + ": cannot create file");
+  try {
+    handle file(file_id, nullptr);  // a view for the code below; never closes
     {
       handle space(H5Screate(H5S_SCALAR), H5Sclose);
       handle a(H5Acreate2(file.get(), "dt", H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
@@ -163,9 +174,14 @@ void write_hdf5(const domain& d, const std::string& path, bool with_outputs) {
       else write_floats(file.get(), path, n, {ny, nx}, f.data());
     }
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error(path + ": cannot flush");
-    // The file is closed here, before commit() syncs and renames it: a failed H5Fclose (a full disk)
-    // must not leave an open file for HDF5's exit-time cleanup.
-    if (file.close() < 0) throw std::runtime_error(path + ": cannot close (disk full?)");
+  } catch (const std::runtime_error&) {
+    gpukit::hdf5::close_failed_write(file_id, out.temp());
+    throw;
+  }
+  // Closed before commit() syncs and renames the file.
+  if (H5Fclose(file_id) < 0) {
+    gpukit::hdf5::close_failed_write(H5Iis_valid(file_id) > 0 ? file_id : H5I_INVALID_HID, out.temp());
+    throw std::runtime_error(path + ": cannot close (disk full?)");
   }
   out.commit();
 }

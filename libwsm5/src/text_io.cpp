@@ -1,4 +1,5 @@
 // Text formats of the WSM5 golden cases (data/wsm5, with provenance in data/wsm5/PROVENANCE): the input columns and WRF's golden output.
+#include <charconv>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -41,18 +42,34 @@ private:
   long line_no_ = 0;
 };
 
+/// A count of the header: a positive whole number ("1.5" is not "1" followed by ".5").
+long long read_count(const line_reader& r, std::istringstream& ls, const char* name) {
+  std::string t;
+  if (!(ls >> t)) r.fail(std::string("expected ") + name + " in the header");
+  long long v = 0;
+  const auto res = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (res.ec == std::errc::result_out_of_range) r.fail(std::string(name) + " = " + t.substr(0, 60) + " does not fit 64 bits");
+  if (res.ec != std::errc() || res.ptr != t.data() + t.size())
+    r.fail(std::string(name) + " = '" + t.substr(0, 60) + "' is not a whole number");
+  if (v <= 0) r.fail(std::string(name) + " = " + t + " must be positive");
+  return v;
+}
+
 }  // namespace
 
 domain read_columns_text(const std::string& path) {
   line_reader r(path);
   std::istringstream ls;
   r.need(ls, "the header `ncol nz dt`");
-  long long ncol = 0, nz = 0;
+  const long long ncol = read_count(r, ls, "ncol"), nz = read_count(r, ls, "nz");
   double dt = 0;
-  if (!(ls >> ncol >> nz >> dt)) r.fail("expected `ncol nz dt`");
-  if (ncol <= 0 || nz <= 0) r.fail("ncol and nz must be positive");
+  if (!(ls >> dt)) r.fail("expected `ncol nz dt`");
   domain d;
-  d.resize(ncol, 1, nz);
+  try {
+    d.resize(ncol, 1, nz);
+  } catch (const std::invalid_argument& e) {
+    r.fail(e.what());
+  }
   d.dt = static_cast<float>(dt);
   d.columns_form = true;
   const std::vector<std::string>& names = field_names_3d();
@@ -78,8 +95,9 @@ golden_file read_golden_text(const std::string& path) {
   std::istringstream ls;
   golden_file g;
   r.need(ls, "the header `ncol nz dt nsteps`");
-  long long ncol = 0, nz = 0, nsteps = 0;
-  if (!(ls >> ncol >> nz >> g.dt >> nsteps) || ncol <= 0 || nz <= 0) r.fail("expected `ncol nz dt nsteps`");
+  const long long ncol = read_count(r, ls, "ncol"), nz = read_count(r, ls, "nz");
+  long long nsteps = 0;
+  if (!(ls >> g.dt >> nsteps)) r.fail("expected `ncol nz dt nsteps`");
   g.ncol = ncol;
   g.nz = nz;
   g.nsteps = nsteps;

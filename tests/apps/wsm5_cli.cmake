@@ -70,19 +70,8 @@ gpukit_cli_test(NAME wsm5_generate_negative_seed EXPECT 2 STDERR_LINES 1 COMMAND
 gpukit_cli_test(NAME wsm5_generate_missing_value EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} generate x.h5 --nx)
 gpukit_cli_test(NAME wsm5_generate_missing_out EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} generate --nx 4)
 
-# Physically impossible inputs (tests/data/bad/wsm5_physical/MANIFEST.tsv: file, exit code, expected
-# substring, arguments with {file}): one line on stderr, the exit code, no output file.
-set(WSM5_BAD ${PROJECT_SOURCE_DIR}/tests/data/bad/wsm5_physical)
-file(STRINGS ${WSM5_BAD}/MANIFEST.tsv wsm5_bad_lines)
-foreach(line IN LISTS wsm5_bad_lines)
-  string(REPLACE "\t" ";" fields "${line}")
-  list(GET fields 0 bad_file)
-  list(GET fields 1 bad_rc)
-  list(GET fields 3 bad_args)
-  string(REPLACE "{file}" "${WSM5_BAD}/${bad_file}" bad_args "${bad_args}")
-  separate_arguments(bad_args UNIX_COMMAND "${bad_args}")
-  gpukit_cli_test(NAME wsm5_physical_${bad_file} EXPECT ${bad_rc} STDERR_LINES 1 JSON out.h5 COMMAND ${WSM5} ${bad_args})
-endforeach()
+# Physically impossible inputs: tests/data/bad/wsm5_physical/MANIFEST.tsv, run by the bad-input corpus
+# (bad_inputs.cmake).
 gpukit_cli_test(NAME wsm5_bench_without_gpu EXPECT 3 STDERR_LINES 1 JSON b.json
                 COMMAND ${NO_GPU} ${WSM5} bench --crossover --json b.json)
 gpukit_cli_test(NAME wsm5_bench_needs_crossover EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} bench)

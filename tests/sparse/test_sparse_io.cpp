@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpukit/error.hpp"
 #include "gpukit_paths.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/generate.hpp"
@@ -170,6 +171,19 @@ GPU_TEST_CASE_TEMPLATE(device_csr_round_trip, V, device_types) {
   BOOST_TEST(empty.download().rows() == 0);
 }
 
+// A size no device holds fails naming it: 2^62 doubles wrap to 0 bytes in size_t (refused before any
+// CUDA call, so this runs without a GPU); 2^50 bytes (1 PiB) is a real cudaMalloc that fails.
+CPU_TEST_CASE(device_allocations_beyond_size_t_are_refused) {
+  expect_error<gpukit::cuda_error>([] { gpukit::device_buffer<double> b(std::int64_t{1} << 62); },
+                                   {"out of device memory", "4611686018427387904 elements of 8 bytes"});
+}
+GPU_TEST_CASE(device_allocations_beyond_memory_name_the_bytes) {
+  expect_error<gpukit::cuda_error>([] { gpukit::device_buffer<char> b(std::int64_t{1} << 50); },
+                                   {"out of device memory: an allocation of 1125899906842624 bytes failed", "bytes free"});
+  gpukit::device_buffer<char> after(1024);  // the failure left no sticky error behind
+  BOOST_TEST(after.size() == 1024);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // ---------------------------------------------------------------------------------------------------
@@ -303,10 +317,10 @@ CPU_TEST_CASE(malformed_files_name_file_line_and_problem) {
       expect_error<sparse::io_error>([&] { sparse::read_matrix_market<double, int32_t>(p); }, parts);
     }
   }
-  // 10^15 rows fit int64 but not memory (8 PB > the 128 TB address space): an error, not a crash.
+  // 10^15 rows fit int64 but not memory (8 PB > any host): refused at the size line, before allocating.
   expect_error<sparse::io_error>(
       [&] { sparse::read_matrix_market<double, int64_t>(t.file("huge.mtx", banner + "1000000000000000 1 0\n")); },
-      {"huge.mtx", "cannot allocate", "rows = 1000000000000000"});
+      {"huge.mtx:2:", "needs 8000000000000008 bytes", "of host memory for 1000000000000000 rows"});
   expect_error<sparse::io_error>([&] { sparse::read_matrix_market<double, int32_t>(t / "missing.mtx"); },
                                  {"missing.mtx", "cannot open"});
   // Vectors.
@@ -319,6 +333,68 @@ CPU_TEST_CASE(malformed_files_name_file_line_and_problem) {
                                  {"v3.mtx:4:", "non-numeric token 'nan?'"});
   expect_error<sparse::io_error>([&] { sparse::read_matrix_market_vector<double>(t.file("v4.mtx", banner + "2 1 0\n")); },
                                  {"v4.mtx:1:", "array format"});
+}
+
+// Values: NaN/Inf refused unless allowed, the range of the type read into, underflow kept; symmetric files
+// keep one triangle; integer fields hold integers; tokens quoted to 60 characters.
+CPU_TEST_CASE(values_and_symmetric_storage_follow_the_documented_rules) {
+  temp_dir t;
+  const std::string g = "%%MatrixMarket matrix coordinate real general\n";
+  const std::string nan_file = t.file("nan.mtx", g + "2 2 2\n1 1 1\n2 2 nan\n");
+  expect_error<sparse::io_error>([&] { sparse::read_matrix_market<double, int32_t>(nan_file); },
+                                 {"nan.mtx:4:", "value 'nan' is not finite"});
+  sparse::read_options allow;
+  allow.allow_nonfinite = true;
+  const auto with_nan = sparse::read_matrix_market<double, int32_t>(nan_file, allow);
+  BOOST_TEST(std::isnan(with_nan.values()[1]));
+
+  const std::string big = t.file("big.mtx", g + "2 2 2\n1 1 1\n2 2 1e300\n");
+  const auto big_double = sparse::read_matrix_market<double, int32_t>(big);
+  BOOST_TEST(big_double.values()[1] == 1e300);
+  expect_error<sparse::io_error>([&] { sparse::read_matrix_market<float, int32_t>(big); },
+                                 {"big.mtx:4:", "value '1e300' overflows float"});
+  // The largest float stays; the next double past the rounding midpoint to 2^128 would be inf.
+  const auto fmax = sparse::read_matrix_market<float, int32_t>(t.file("fmax.mtx", g + "1 1 1\n1 1 3.4028235e38\n"));
+  BOOST_TEST(fmax.values()[0] == std::numeric_limits<float>::max());
+  expect_error<sparse::io_error>(
+      [&] { sparse::read_matrix_market<float, int32_t>(t.file("dup.mtx", g + "1 1 2\n1 1 3e38\n1 1 3e38\n")); },
+      {"dup.mtx", "duplicate entries of (1, 1) sum to 6e+38, which overflows float"});
+  expect_error<sparse::io_error>([&] { sparse::read_matrix_market<double, int32_t>(t.file("o.mtx", g + "1 1 1\n1 1 1e999\n")); },
+                                 {"o.mtx:3:", "overflows double"});
+  // Below the normal range: the correctly rounded value, not an error.
+  const auto tiny = sparse::read_matrix_market<double, int32_t>(t.file("tiny.mtx", g + "1 2 2\n1 1 1e-310\n1 2 1e-400\n"));
+  BOOST_TEST(tiny.values()[0] == 1e-310);
+  BOOST_TEST(std::fpclassify(tiny.values()[0]) == FP_SUBNORMAL);
+  BOOST_TEST(tiny.values()[1] == 0.0);
+
+  const std::string s = "%%MatrixMarket matrix coordinate real symmetric\n";
+  expect_error<sparse::io_error>(
+      [&] { sparse::read_matrix_market<double, int32_t>(t.file("both.mtx", s + "2 2 3\n2 1 5\n1 1 1\n1 2 5\n")); },
+      {"both.mtx:5:", "entry (1, 2) lies above the diagonal while line 3 holds one below it", "both triangles"});
+  const auto upper = sparse::read_matrix_market<double, int32_t>(t.file("upper.mtx", s + "2 2 2\n1 2 5\n2 2 1\n"));
+  BOOST_TEST(upper.nnz() == 3);  // (1,2) mirrored once
+
+  const std::string i = "%%MatrixMarket matrix coordinate integer general\n";
+  expect_error<sparse::io_error>([&] { sparse::read_matrix_market<double, int32_t>(t.file("i.mtx", i + "1 1 1\n1 1 1.5\n")); },
+                                 {"i.mtx:3:", "value '1.5' is not an integer"});
+  const auto integers = sparse::read_matrix_market<double, int32_t>(t.file("i2.mtx", i + "1 1 1\n1 1 -7\n"));
+  BOOST_TEST(integers.values()[0] == -7.0);
+
+  expect_error<sparse::io_error>(
+      [&] { sparse::read_matrix_market<double, int32_t>(t.file("bom.mtx", "\xEF\xBB\xBF" + g + "1 1 0\n")); },
+      {"bom.mtx:1:", "byte-order mark"});
+  const std::string long_token(100000, 'x');
+  try {
+    sparse::read_matrix_market<double, int32_t>(t.file("long.mtx", g + "1 1 1\n1 1 " + long_token + "\n"));
+    BOOST_TEST(false, "a 100000-character token was accepted");
+  } catch (const sparse::io_error& e) {
+    const std::string what = e.what();
+    BOOST_TEST(what.find("'" + std::string(60, 'x') + "'... (100000 bytes)") != std::string::npos, what);
+    BOOST_TEST(what.size() < 300u);
+  }
+  const std::string vb = "%%MatrixMarket matrix array real general\n";
+  expect_error<sparse::io_error>([&] { sparse::read_matrix_market_vector<float>(t.file("v.mtx", vb + "2 1\n1\n-inf\n")); },
+                                 {"v.mtx:4:", "value '-inf' is not finite"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

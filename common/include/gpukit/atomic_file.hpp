@@ -1,8 +1,9 @@
 // Output files that are never seen half-written (common layer; every library and app writes through it):
 // the content goes to a temporary next to the destination whose name is unique per process and call
 // (PATH.<pid>.<n>.partial), is flushed to disk (fsync) and renamed over PATH only when complete. A failure
-// or an exception before commit() removes the temporary; a kill leaves at most that temporary, never a
-// partial PATH.
+// or an exception before commit() removes the temporary; SIGINT, SIGTERM and SIGHUP (at their default
+// action) remove every live temporary before the process dies of the signal; SIGKILL leaves at most the
+// temporary, never a partial PATH.
 //
 //   gpukit::atomic_output out(path);
 //   write_my_format(out.temp());   // any writer that creates a file by name (stdio, HDF5, ...)
@@ -29,6 +30,7 @@ public:
 
 private:
   std::string path_, temp_;
+  int slot_ = -1;  ///< where the signal handler finds temp_ (-1: not registered)
   bool committed_ = false;
 };
 

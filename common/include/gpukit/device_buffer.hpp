@@ -11,6 +11,9 @@ namespace gpukit {
 
 /// cudaMalloc, checked (throws gpukit::cuda_error); nullptr for 0 bytes.
 void* device_allocate(std::size_t bytes);
+/// device_allocate(count * element_bytes); gpukit::cuda_error naming the count when it is negative or
+/// the product does not fit size_t (2^62 doubles would wrap to 0 bytes and an empty allocation).
+void* device_allocate_array(std::int64_t count, std::size_t element_bytes);
 /// cudaFree; errors ignored (destructor path).
 void device_free(void* p) noexcept;
 /// Blocking, checked cudaMemcpy host -> device of `bytes` (nothing for 0).
@@ -31,7 +34,7 @@ class device_buffer {
 public:
   device_buffer() = default;
   explicit device_buffer(std::int64_t n)
-      : data_(static_cast<T*>(device_allocate(static_cast<std::size_t>(n) * sizeof(T)))), size_(n) {}
+      : data_(static_cast<T*>(device_allocate_array(n, sizeof(T)))), size_(n) {}
   explicit device_buffer(const std::vector<T>& host) : device_buffer(static_cast<std::int64_t>(host.size())) {
     copy_to_device(data_, host.data(), host.size() * sizeof(T));
   }

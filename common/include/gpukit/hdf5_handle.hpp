@@ -3,7 +3,9 @@
 // and dataset). Includes <hdf5.h>: for implementation files, not for the public API headers.
 #pragma once
 #include <hdf5.h>
+#include <unistd.h>
 
+#include <string>
 #include <utility>
 
 namespace gpukit::hdf5 {
@@ -57,5 +59,16 @@ private:
   hid_t id_ = H5I_INVALID_HID;
   herr_t (*close_)(hid_t) = nullptr;
 };
+
+/// Closes the file `file`, written to `name`, after its write failed (a full disk), leaving nothing for
+/// HDF5's exit-time cleanup: a failed H5Fclose keeps the file open inside libhdf5, whose atexit handler
+/// then crashes closing it (1.10: SIGSEGV in H5F__close_cb, after the right error line). The partial
+/// file is truncated to 0 bytes first, giving its blocks back, so that the close's metadata flush finds
+/// room; a close that fails all the same is retried once more. The caller removes the file.
+inline void close_failed_write(hid_t file, const std::string& name) {
+  if (file < 0) return;
+  (void)::truncate(name.c_str(), 0);
+  if (H5Fclose(file) < 0 && H5Iis_valid(file) > 0) (void)H5Fclose(file);
+}
 
 }  // namespace gpukit::hdf5

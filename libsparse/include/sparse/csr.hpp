@@ -27,6 +27,14 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// What the readers (read_matrix, read_matrix_market, read_hdf5, the vector readers) accept beyond
+/// their strict default.
+struct read_options {
+  /// Accept NaN and Inf values. Refused by default, naming the line or dataset index: a non-finite
+  /// matrix makes every product through its row NaN, which a check can only confirm, not catch.
+  bool allow_nonfinite = false;
+};
+
 /// Optional checks of validate() beyond the structural ones (which are always made).
 struct validate_options {
   bool require_sorted_columns = false;  ///< columns strictly or non-strictly increasing in each row

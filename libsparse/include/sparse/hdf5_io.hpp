@@ -28,19 +28,25 @@ struct hdf5_write_options {
 
 /// Reads the CSR matrix in `group` of the HDF5 file `path`. Indices are read from the stored integer
 /// type (int32 or int64, any byte order) and converted to Index (io_error if a value does not fit);
-/// values from float32 or float64, converted to Value (rounding to nearest). The result is validated
-/// (structure, column range). Throws io_error naming the file, the dataset or attribute and the problem.
+/// values from float32 or float64, converted to Value (rounding to nearest; a value beyond Value's range
+/// and NaN/Inf, unless options.allow_nonfinite, are refused naming the dataset index). The declared
+/// sizes are checked against the host memory the process may use before anything is allocated. The
+/// result is validated (structure, column range). Throws io_error naming the file, the dataset or
+/// attribute and the problem.
 /// Not thread-safe against other HDF5 users unless HDF5 is built thread-safe.
 ///
 /// Example:
 ///   auto a = sparse::read_hdf5<float, std::int32_t>("data/sparse/west0479.h5");
 ///   auto x = sparse::read_hdf5_vector<float>("data/sparse/west0479.h5", "/matrix/x");  // optional
 template <class Value, class Index>
-host_csr<Value, Index> read_hdf5(const std::string& path, const std::string& group = "/matrix");
+host_csr<Value, Index> read_hdf5(const std::string& path, const std::string& group = "/matrix",
+                                 const read_options& options = {});
 
-/// Reads a 1-D float32/float64 dataset (e.g. "/matrix/x"); std::nullopt if it does not exist.
+/// Reads a 1-D float32/float64 dataset (e.g. "/matrix/x") with the value rules of read_hdf5;
+/// std::nullopt if it does not exist.
 template <class Value>
-std::optional<std::vector<Value>> read_hdf5_vector(const std::string& path, const std::string& dataset);
+std::optional<std::vector<Value>> read_hdf5_vector(const std::string& path, const std::string& dataset,
+                                                   const read_options& options = {});
 
 /// Writes `a` (and the optional vectors) with the schema above through gpukit::atomic_output (a unique temporary, fsync), then renames it to
 /// `path`; on any failure the partial file is removed and io_error is thrown.

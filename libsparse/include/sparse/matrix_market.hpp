@@ -10,16 +10,21 @@ namespace sparse {
 /// Reads a Matrix Market coordinate matrix (field real, integer or pattern; symmetry general, symmetric
 /// or skew-symmetric) into CSR with sorted columns. Comments (%) and blank lines are skipped; indices
 /// are 1-based in the file. Symmetric storage is expanded (an off-diagonal (i,j) also gives (j,i),
-/// negated for skew-symmetric); duplicate entries are summed in double, then rounded once to Value;
-/// explicit zeros are kept. Pattern entries get the value 1.
-/// Throws io_error naming the file, the line and the problem (bad banner, counts, non-numeric token,
-/// index out of range, truncated file, sizes that do not fit Index).
+/// negated for skew-symmetric); a symmetric file must keep one triangle (off-diagonal entries on both
+/// sides would be doubled: refused). Duplicate entries are summed in double, then rounded once to
+/// Value; explicit zeros are kept. Pattern entries get the value 1; 'integer' entries must be integers.
+/// Values: NaN/Inf refused unless options.allow_nonfinite; a value or a sum of duplicates beyond Value's
+/// range refused (1e300 into float); values below the normal range (1e-310, 1e-400) are kept as their
+/// correctly rounded subnormal or zero.
+/// Throws io_error naming the file, the line and the problem (bad banner, counts, non-numeric token
+/// quoted to 60 characters, index out of range, truncated file, sizes that do not fit Index, a declared
+/// size needing more host memory than the process may use: checked before anything is allocated).
 ///
 /// Example:
 ///   auto a = sparse::read_matrix_market<double, std::int32_t>("data/sparse/west0479.mtx");
 ///   std::cout << a.rows() << " x " << a.cols() << ", " << a.nnz() << " entries\n";
 template <class Value, class Index>
-host_csr<Value, Index> read_matrix_market(const std::string& path);
+host_csr<Value, Index> read_matrix_market(const std::string& path, const read_options& options = {});
 
 /// Writes `a` as "%%MatrixMarket matrix coordinate real general" with every stored entry (explicit
 /// zeros included), shortest round-trip decimal values, 1-based indices. `comment` lines (split on
@@ -32,12 +37,13 @@ template <class Value, class Index>
 void write_matrix_market(const std::string& path, const host_csr<Value, Index>& a, const std::string& comment = "");
 
 /// Reads a dense vector: "%%MatrixMarket matrix array real general" (or integer) with size line
-/// "m n" where m == 1 or n == 1. Returns the m * n values. Throws io_error.
+/// "m n" where m == 1 or n == 1. Returns the m * n values; values follow the rules of
+/// read_matrix_market. Throws io_error.
 ///
 /// Example:
 ///   std::vector<double> x = sparse::read_matrix_market_vector<double>("x.mtx");
 template <class Value>
-std::vector<Value> read_matrix_market_vector(const std::string& path);
+std::vector<Value> read_matrix_market_vector(const std::string& path, const read_options& options = {});
 
 /// Writes a column vector in array format ("m 1"), shortest round-trip decimals; temp file + rename.
 template <class Value>

@@ -1,7 +1,9 @@
 // HDF5 reader/writer of the WSM5 schema (data/README.md, "WSM5 columns"), HDF5 C API (1.10 or newer).
 #include <hdf5.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -17,6 +19,12 @@ namespace {
 using gpukit::hdf5::handle;
 using quiet_hdf5 = gpukit::hdf5::quiet_errors;
 
+std::string shape_text(const std::vector<hsize_t>& s) {
+  std::string t = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + ")";
+}
+
 std::vector<hsize_t> dataset_shape(hid_t file, const std::string& path, const std::string& name) {
   if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0)
     throw std::runtime_error(path + ": missing dataset '" + name + "'");
@@ -27,6 +35,28 @@ std::vector<hsize_t> dataset_shape(hid_t file, const std::string& path, const st
   if (rank < 0) throw std::runtime_error(path + ": cannot read the shape of dataset '" + name + "'");
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
   if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  // The declared shape must be held by the file before anything is allocated for it: its element count
+  // must fit int64 (the domain's index type), and an unfiltered (contiguous or compact) dataset must
+  // store every element; otherwise HDF5 would hand back fill values for the missing part (a 14 KB file
+  // declaring 10^8 cells took 13 s to read as zeros, and 2^64 cells overflowed the domain's cells()).
+  std::uint64_t elements = 1;
+  for (hsize_t n : dims)
+    if (__builtin_mul_overflow(elements, static_cast<std::uint64_t>(n), &elements) ||
+        elements > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      throw std::runtime_error(path + ": dataset '" + name + "' declares more elements than fit 64 bits");
+  handle dcpl(H5Dget_create_plist(ds.get()), H5Pclose);
+  handle type(H5Dget_type(ds.get()), H5Tclose);
+  const H5D_layout_t layout = dcpl.valid() ? H5Pget_layout(dcpl.get()) : H5D_LAYOUT_ERROR;
+  const std::size_t element_bytes = type.valid() ? H5Tget_size(type.get()) : 0;
+  if (layout == H5D_CONTIGUOUS || layout == H5D_COMPACT) {
+    std::uint64_t needed = 0;
+    const bool overflows = __builtin_mul_overflow(elements, static_cast<std::uint64_t>(element_bytes), &needed);
+    const hsize_t stored = H5Dget_storage_size(ds.get());
+    if (overflows || stored < needed)
+      throw std::runtime_error(path + ": dataset '" + name + "' stores " + std::to_string(stored) +
+                               " bytes, its shape " + shape_text(dims) + " needs " +
+                               (overflows ? std::string("more than 2^64") : std::to_string(needed)));
+  }
   return dims;
 }
 
@@ -40,12 +70,6 @@ std::vector<float> read_floats(hid_t file, const std::string& path, const std::s
   if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw std::runtime_error(path + ": cannot read dataset '" + name + "'");
   return v;
-}
-
-std::string shape_text(const std::vector<hsize_t>& s) {
-  std::string t = "(";
-  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + ")";
 }
 
 void write_floats(hid_t file, const std::string& path, const std::string& name, const std::vector<hsize_t>& dims,

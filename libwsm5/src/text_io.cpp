@@ -1,4 +1,5 @@
 // Text formats of the WSM5 golden cases (data/wsm5, with provenance in data/wsm5/PROVENANCE): the input columns and WRF's golden output.
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -51,6 +52,15 @@ domain read_columns_text(const std::string& path) {
   double dt = 0;
   if (!(ls >> ncol >> nz >> dt)) r.fail("expected `ncol nz dt`");
   if (ncol <= 0 || nz <= 0) r.fail("ncol and nz must be positive");
+  // A level line holds 10 numbers: at least 10 digits, 9 separators and a newline, 20 bytes. A header
+  // declaring more levels than the file can hold is refused before the domain is allocated for them.
+  std::error_code size_error;
+  const std::uintmax_t file_bytes = std::filesystem::file_size(path, size_error);
+  long long levels = 0;
+  if (__builtin_mul_overflow(ncol, nz, &levels) ||
+      (!size_error && static_cast<std::uintmax_t>(levels) > file_bytes / 20))
+    r.fail("ncol * nz = " + std::to_string(ncol) + " * " + std::to_string(nz) +
+           " level lines do not fit a file of " + std::to_string(file_bytes) + " bytes");
   domain d;
   d.resize(ncol, 1, nz);
   d.dt = static_cast<float>(dt);

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "file_util.hpp"
 #include "gpukit/atomic_file.hpp"
 #include "instantiate.hpp"
@@ -283,7 +285,15 @@ host_csr<Value, Index> triplets_to_csr(const std::string& path, std::int64_t row
   const std::size_t nt = t.rows.size();
   std::vector<std::int64_t> start;
   std::vector<Index> row_ptr;
-  try {  // rows is only bounded by the index type: 10^15 empty rows is a valid header but not a matrix we can hold
+  // rows is only bounded by the index type: 10^15 empty rows is a valid header but not a matrix we can
+  // hold. Row pointers larger than the machine's physical memory are refused before the allocation is
+  // tried (a sanitizer's operator new aborts instead of throwing std::bad_alloc).
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_bytes = ::sysconf(_SC_PAGESIZE);
+  const double row_bytes = static_cast<double>(sizeof(std::int64_t) + sizeof(Index)) * (static_cast<double>(rows) + 1);
+  if (pages > 0 && page_bytes > 0 && row_bytes > static_cast<double>(pages) * static_cast<double>(page_bytes))
+    throw io_error(path + ": cannot allocate row pointers for rows = " + std::to_string(rows) + " (" +
+                   std::to_string(row_bytes / 1e9) + " GB, more than this machine's memory)");
+  try {
     start.assign(static_cast<std::size_t>(rows) + 1, 0);
     row_ptr.resize(static_cast<std::size_t>(rows) + 1);
   } catch (const std::exception&) {

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "file_util.hpp"
 #include "gpukit/atomic_file.hpp"
 #include "gpukit/host_memory.hpp"

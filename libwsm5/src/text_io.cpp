@@ -1,5 +1,6 @@
 // Text formats of the WSM5 golden cases (data/wsm5, with provenance in data/wsm5/PROVENANCE): the input columns and WRF's golden output.
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -64,6 +65,15 @@ domain read_columns_text(const std::string& path) {
   const long long ncol = read_count(r, ls, "ncol"), nz = read_count(r, ls, "nz");
   double dt = 0;
   if (!(ls >> dt)) r.fail("expected `ncol nz dt`");
+  // A level line holds 10 numbers: at least 10 digits, 9 separators and a newline, 20 bytes. A header
+  // declaring more levels than the file can hold is refused before the domain is allocated for them.
+  std::error_code size_error;
+  const std::uintmax_t file_bytes = std::filesystem::file_size(path, size_error);
+  long long levels = 0;
+  if (__builtin_mul_overflow(ncol, nz, &levels) ||
+      (!size_error && static_cast<std::uintmax_t>(levels) > file_bytes / 20))
+    r.fail("ncol * nz = " + std::to_string(ncol) + " * " + std::to_string(nz) +
+           " level lines do not fit a file of " + std::to_string(file_bytes) + " bytes");
   domain d;
   try {
     d.resize(ncol, 1, nz);

@@ -54,7 +54,8 @@ sparse::detail::stencil_table host_stencil_table(const sparse::host_csr<V, I>& a
   return sparse::detail::build_stencil_table<I>(
       a.rows(), a.row_ptr().data(),
       [cols](std::int64_t first, std::int64_t count, I* dst) {
-        std::memcpy(dst, cols + first, static_cast<std::size_t>(count) * sizeof(I));
+        // An empty matrix's col_idx().data() may be null: memcpy from null is undefined even for 0 bytes.
+        if (count > 0) std::memcpy(dst, cols + first, static_cast<std::size_t>(count) * sizeof(I));
       },
       chunk);
 }

@@ -24,6 +24,29 @@ struct run_options {
 
 int run_command(const run_options& opt);  // run_command.cpp
 
+}  // namespace solve_app
+
+// Shared by `run` on one process and its distributed form (run_command.cpp, run_distributed.cpp).
+#include <cstdint>
+#include <vector>
+
+#include "solve/types.hpp"
+
+namespace solve_app {
+
+/// The right-hand side of --rhs for `rows` rows: ones, random (seed 2026) or a file (gpukit::bad_input naming it).
+template <class V>
+std::vector<V> make_rhs(const std::string& spec, std::int64_t rows);
+/// --check: the recomputed true relative residual must meet max(tol, atol / ||b||) (gpukit::check_failed).
+void check_true_residual(const run_options& opt, const solve::result& r, double b_norm);
+/// --history CSV and --json report of a finished solve (nnz < 0: not reported; ranks > 1: reported).
+void write_outputs(const run_options& opt, const solve::result& r, std::int64_t rows, std::int64_t nnz, double seconds,
+                   int ranks);
+/// The world size that mpirun / srun announce in the environment (1 when not launched by one).
+int mpi_world_size_from_environment();
+/// `solve run` over MPI (run_distributed.cpp; built with GPUKIT_DISTRIBUTED).
+int run_distributed_command(const run_options& opt);
+
 struct bench_options {
   bool quick = false;
   std::string matrix;  // the real SPD problem's pattern; empty: the bundled jagmesh7.mtx

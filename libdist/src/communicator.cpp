@@ -129,6 +129,23 @@ void communicator::enable_device(bool prefer_nccl) {
 #endif
 }
 
+int select_local_device(const communicator& comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  detail::mpi_check(MPI_Comm_split_type(comm.mpi(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node),
+                    "MPI_Comm_split_type");
+  int local_rank = 0;
+  MPI_Comm_rank(node, &local_rank);
+  MPI_Comm_free(&node);
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    throw gpukit::no_cuda_device("dist::select_local_device: no CUDA device on this node");
+  }
+  const int device = local_rank % count;
+  GPUKIT_CUDA_CHECK(cudaSetDevice(device));
+  return device;
+}
+
 void agree(const communicator& comm, const std::string& local_error, bool local_bad_input) {
   // The lowest failing rank (size when none) and whether it failed on its input, in one all-reduce:
   // key = rank * 2 + (bad_input ? 0 : 1), minimised.

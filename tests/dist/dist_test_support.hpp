@@ -25,6 +25,9 @@ inline std::vector<std::int64_t> partition(std::int64_t n, int parts, bool uneve
   return cuts;
 }
 
+/// CUDA devices on this node (0 without a driver).
+int device_count();
+
 inline const dist::communicator& world() {
   static const dist::communicator comm(MPI_COMM_WORLD);
   return comm;

@@ -145,9 +145,42 @@ CPU_TEST_CASE_TEMPLATE(extrema_propagate_nan_from_any_rank, T, float_types) {
 }
 
 // ---- device data (NCCL, or MPI with host staging) --------------------------------------------------
+/// Both device transports: NCCL where the build has it and the ranks have a GPU each (else host staging,
+/// as enable_device decides), and host staging forced.
+template <class T>
+void check_device_reductions(bool prefer_nccl);
+
 GPU_TEST_CASE_TEMPLATE(device_reductions_match_the_one_rank_results, T, float_types) {
+  (void)dist::select_local_device(world());
+  check_device_reductions<T>(true);
+  check_device_reductions<T>(false);
+}
+
+GPU_TEST_CASE(device_transport_is_the_one_expected) {
+  (void)dist::select_local_device(world());
   dist::communicator comm(MPI_COMM_WORLD);
-  comm.enable_device();
+  comm.enable_device(true);
+  int devices = 0;
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int on_node = 1;
+  MPI_Comm_size(node, &on_node);
+  MPI_Comm_free(&node);
+  devices = test::dist_support::device_count();
+  const bool shared = on_node > devices;
+  const dist::device_transport expected = dist::built_with_nccl() && !shared ? dist::device_transport::nccl
+                                                                            : dist::device_transport::mpi_host_staging;
+  BOOST_TEST_MESSAGE("rank " << comm.rank() << ": " << comm.transport_reason());
+  BOOST_TEST(dist::to_string(comm.transport()) == dist::to_string(expected), comm.transport_reason());
+  dist::communicator staged(MPI_COMM_WORLD);
+  staged.enable_device(false);
+  BOOST_TEST((staged.transport() == dist::device_transport::mpi_host_staging), dist::to_string(staged.transport()));
+}
+
+template <class T>
+void check_device_reductions(bool prefer_nccl) {
+  dist::communicator comm(MPI_COMM_WORLD);
+  comm.enable_device(prefer_nccl);
   BOOST_TEST_MESSAGE("device transport: " << dist::to_string(comm.transport()) << " (" << comm.transport_reason() << ")");
   const int p = comm.size();
   for (std::int64_t n : {std::int64_t{0}, std::int64_t{1000}, std::int64_t{1000003}}) {
@@ -158,7 +191,8 @@ GPU_TEST_CASE_TEMPLATE(device_reductions_match_the_one_rank_results, T, float_ty
       const auto sx = my_slice(x, cuts), sy = my_slice(y, cuts);
       gpukit::device_buffer<T> dx(std::vector<T>(sx.data, sx.data + sx.n));
       gpukit::device_buffer<T> dy(std::vector<T>(sy.data, sy.data + sy.n));
-      BOOST_TEST_CONTEXT("n = " << n << ", " << p << " ranks" << (uneven ? ", uneven" : "")) {
+      BOOST_TEST_CONTEXT("n = " << n << ", " << p << " ranks" << (uneven ? ", uneven" : "") << ", "
+                                  << dist::to_string(comm.transport())) {
         BOOST_TEST(same_bits(dist::reproducible_sum(comm, dx.data(), sx.n), reduce::reference::reproducible_sum(x.data(), n)));
         // Device bound: libreduce's single-pass chain k per rank (single_pass_chain_length) instead of
         // the CPU's double accumulation, plus the collective's P - 1 roundings.

@@ -73,6 +73,11 @@ private:
   std::unique_ptr<nccl_state> nccl_;
 };
 
+/// Collective: one rank per GPU. Selects CUDA device (rank on this node) modulo (devices on this node)
+/// with cudaSetDevice and returns it; ranks beyond the device count share GPUs (enable_device() then
+/// stages through the host). Throws gpukit::no_cuda_device when the node has none.
+int select_local_device(const communicator& comm);
+
 /// A failure on some rank, known to every rank: the message is the lowest failing rank's, prefixed with
 /// "rank R: " when the communicator has several ranks. `bad_input`: that rank failed on its input (an
 /// unreadable or malformed file, an invalid argument), not at run time.

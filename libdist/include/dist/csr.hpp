@@ -4,10 +4,12 @@
 // Square matrices: x and y are partitioned like the rows. No CUDA syntax.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "dist/communicator.hpp"
+#include "reduce/device.hpp"
 #include "sparse/csr.hpp"
 
 namespace dist {
@@ -109,6 +111,30 @@ private:
   const communicator* comm_;
   const distributed_csr<Value, Index>* a_;
   std::vector<Value> x_ext_, send_, y_interior_, y_boundary_;
+};
+
+/// y = A x on the GPU for a distributed_csr: the interior and boundary rows as libsparse plans
+/// (sparse::spmv_plan, algorithm chosen per block), the x entries to send gathered on the device, the
+/// halo carried by the communicator's device transport (enable_device() first): NCCL send/receive on a
+/// second stream, or a copy to pinned host memory and MPI_Isend / MPI_Irecv; the interior rows run on
+/// `stream` meanwhile, the boundary rows after the halo arrived. Results per row are within libsparse's
+/// SpMV bound (gamma_k sum_j |a_ij x_j|, k the row length); not bitwise the CPU path. Collective per apply.
+template <class Value, class Index>
+class device_spmv {
+public:
+  device_spmv(const communicator& comm, const distributed_csr<Value, Index>& a);
+  ~device_spmv();
+  device_spmv(const device_spmv&) = delete;
+  device_spmv& operator=(const device_spmv&) = delete;
+  /// d_y_local = (A x)_local on `stream` (device memory, local_rows() entries each, not overlapping);
+  /// returns when the halo has been exchanged (the boundary rows may still run on `stream`).
+  void apply(const Value* d_x_local, Value* d_y_local, reduce::stream_t stream = nullptr);
+
+private:
+  struct state;
+  const communicator* comm_;
+  const distributed_csr<Value, Index>* a_;
+  std::unique_ptr<state> s_;
 };
 
 }  // namespace dist

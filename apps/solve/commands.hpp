@@ -5,6 +5,19 @@
 
 namespace solve_app {
 
+/// --plan-only: the scaling model's parameters (defaults: H100 float CG on 3D Poisson 160^3, NVLink 4, NDR).
+struct plan_options {
+  bool only = false;
+  int max_gpus = 64;
+  double spmv_ns_per_nnz = 2.3;
+  double vector_ns_per_row = 0.0177;
+  int gpus_per_node = 8;
+  double nvlink_gb_per_s = 450;
+  double ib_gb_per_s = 50;
+  double nvlink_latency_us = 3;
+  double ib_latency_us = 6;
+};
+
 struct run_options {
   std::string matrix;             // .mtx or .h5
   std::string rhs = "ones";       // FILE | ones | random
@@ -20,6 +33,7 @@ struct run_options {
   std::string history;  // CSV of the residual history; empty: none
   bool check = false;  // also require the recomputed true residual to meet the tolerance
   bool quiet = false;
+  plan_options plan;
 };
 
 int run_command(const run_options& opt);  // run_command.cpp
@@ -44,6 +58,8 @@ void write_outputs(const run_options& opt, const solve::result& r, std::int64_t 
                    int ranks);
 /// The world size that mpirun / srun announce in the environment (1 when not launched by one).
 int mpi_world_size_from_environment();
+/// `solve run --plan-only` (run_plan.cpp; built with GPUKIT_DISTRIBUTED).
+int plan_command(const run_options& opt);
 /// `solve run` over MPI (run_distributed.cpp; built with GPUKIT_DISTRIBUTED).
 int run_distributed_command(const run_options& opt);
 

@@ -206,7 +206,10 @@ int run_typed(const run_options& opt) {
 }  // namespace
 
 int run_command(const run_options& opt) {
-#if defined(GPUKIT_DISTRIBUTED)
+#if !defined(GPUKIT_DISTRIBUTED)
+  if (opt.plan.only) throw gpukit::bad_input("--plan-only needs a build with GPUKIT_DISTRIBUTED (MPI)");
+#else
+  if (opt.plan.only) return plan_command(opt);
   // Under mpirun with several ranks: the distributed path (run_distributed.cpp); one rank runs as always.
   if (mpi_world_size_from_environment() > 1) return run_distributed_command(opt);
 #endif

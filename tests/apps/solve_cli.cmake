@@ -63,6 +63,12 @@ if(GPUKIT_DISTRIBUTED)
                     COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${SOLVE} run
                             ${SOLVE_BAD}/missing.h5 --json r.json)
   endforeach()
+  # The scaling model: one process, a table and a schema-conforming report; a non-square matrix is refused.
+  gpukit_cli_test(NAME solve_plan_only EXPECT 0 JSON p.json
+                  COMMAND ${SOLVE} run ${DATA}/sparse/laplace2d_16.mtx --plan-only --max-gpus 64 --method pipecg
+                          --precision float --json p.json)
+  gpukit_cli_test(NAME solve_plan_only_non_square EXPECT 2 STDERR_LINES 1 JSON p.json
+                  COMMAND ${SOLVE} run ${DATA}/sparse/random_k5_300x200.mtx --plan-only --json p.json)
   gpukit_cli_test(NAME solve_mpi2_nan_matrix EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
                   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${SOLVE} run ${SOLVE_BAD}/nan.mtx --json r.json)
 endif()

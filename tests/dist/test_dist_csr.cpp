@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dist/csr.hpp"
+#include "dist/scaling.hpp"
 #include "gpukit/device_buffer.hpp"
 #include "dist_test_support.hpp"
 #include "sparse/generate.hpp"
@@ -213,6 +214,64 @@ CPU_TEST_CASE(a_failure_on_one_rank_reaches_every_rank_with_one_message) {
     BOOST_TEST(e.failed_rank == p - 1);
     BOOST_TEST(std::string(e.what()).find("local rows") != std::string::npos, e.what());
   }
+}
+
+// The scaling model's statistics, computed serially from the global matrix, equal the maxima over the
+// ranks of the real halo plans of a run with the same rank count.
+CPU_TEST_CASE(scaling_statistics_equal_the_real_halo_plans) {
+  for (const auto& [name, a] : test_matrices()) {
+    const auto d = dist::distribute(world(), a);
+    const auto& h = d.halo();
+    std::set<int> neighbours(h.recv_ranks.begin(), h.recv_ranks.end());
+    neighbours.insert(h.send_ranks.begin(), h.send_ranks.end());
+    std::int64_t mine[5] = {d.local_rows(), d.local_nnz(), static_cast<std::int64_t>(h.ghost_global.size()),
+                            static_cast<std::int64_t>(h.send_local.size()), static_cast<std::int64_t>(neighbours.size())};
+    std::int64_t most[5];
+    MPI_Allreduce(mine, most, 5, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    std::int64_t total = 0;
+    MPI_Allreduce(&mine[2], &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    const dist::partition_stats st = dist::partition_statistics(a, world().size());
+    BOOST_TEST_CONTEXT(name << " on " << world().size() << " ranks") {
+      BOOST_TEST(st.max_rows == most[0]);
+      BOOST_TEST(st.max_nnz == most[1]);
+      BOOST_TEST(st.max_ghosts == most[2]);
+      BOOST_TEST(st.max_send == most[3]);
+      BOOST_TEST(st.max_neighbors == most[4]);
+      BOOST_TEST(st.total_ghosts == total);
+    }
+  }
+}
+
+CPU_TEST_CASE(scaling_model_follows_its_formula) {
+  dist::machine_model m;
+  m.spmv_ns_per_nnz = 2;
+  m.vector_ns_per_row = 1;
+  m.allreduces_per_iteration = 2;
+  m.gpus_per_node = 4;
+  m.nvlink_gb_per_s = 100;  // 1e5 bytes per us
+  m.nvlink_latency_us = 3;
+  m.ib_gb_per_s = 10;
+  m.ib_latency_us = 7;
+  dist::partition_stats one{1, 1000000, 7000000, 0, 0, 0, 0};
+  const auto e1 = dist::predict_iteration(one, m, 8);
+  BOOST_TEST(e1.compute_us == 1e-3 * (2 * 7e6 + 1e6));  // 15000 us
+  BOOST_TEST(e1.halo_us == 0);
+  BOOST_TEST(e1.allreduce_us == 0);
+  BOOST_TEST(e1.total_us == e1.compute_us);
+  // 4 ranks on one node: halo 2 x 3 us + 20000 x 8 bytes / 1e5 bytes/us = 7.6 us, hidden behind the interior
+  // rows; all-reduce 2 x 2 log2(4) x 3 us = 24 us, exposed.
+  dist::partition_stats four{4, 250000, 1750000, 20000, 20000, 2, 60000};
+  const auto e4 = dist::predict_iteration(four, m, 8, e1.total_us);
+  BOOST_TEST(e4.compute_us == 1e-3 * (2 * 1.75e6 + 2.5e5));
+  BOOST_TEST(std::fabs(e4.halo_us - 7.6) < 1e-9);
+  BOOST_TEST(e4.allreduce_us == 24.0);
+  BOOST_TEST(std::fabs(e4.total_us - (e4.compute_us + 24.0)) < 1e-9);
+  BOOST_TEST(std::fabs(e4.speedup - e1.total_us / e4.total_us) < 1e-12);
+  // 8 ranks: across nodes, so InfiniBand's bandwidth and latency.
+  dist::partition_stats eight{8, 125000, 875000, 20000, 20000, 2, 140000};
+  const auto e8 = dist::predict_iteration(eight, m, 8);
+  BOOST_TEST(std::fabs(e8.halo_us - (2 * 7 + 20000 * 8 / 1e4)) < 1e-9);
+  BOOST_TEST(std::fabs(e8.allreduce_us - 2 * 2 * 3 * 7) < 1e-9);
 }
 
 // The GPU SpMV (libsparse plans for the interior and boundary blocks, the halo over NCCL or host

@@ -202,15 +202,17 @@ host_spmv<Value, Index>::host_spmv(const communicator& comm, const distributed_c
       x_ext_(static_cast<std::size_t>(a.local_rows()) + a.halo().ghost_global.size()),
       send_(a.halo().send_local.size()),
       y_interior_(a.interior_rows().size()),
-      y_boundary_(a.boundary_rows().size()) {}
+      y_boundary_(a.boundary_rows().size()) {
+  requests_.reserve(a.halo().recv_ranks.size() + a.halo().send_ranks.size());
+}
 
 template <class Value, class Index>
 void host_spmv<Value, Index>::apply(const Value* x_local, Value* y_local) {
   const halo_plan& h = a_->halo();
   const MPI_Datatype type = detail::mpi_type<Value>();
   constexpr int tag = 21;
-  std::vector<MPI_Request> requests;
-  requests.reserve(h.recv_ranks.size() + h.send_ranks.size());
+  std::vector<MPI_Request>& requests = requests_;
+  requests.clear();  // capacity reserved at construction: no allocation per apply
   const std::int64_t n = h.local_rows;
   for (std::size_t k = 0; k < h.recv_ranks.size(); ++k) {
     requests.emplace_back();

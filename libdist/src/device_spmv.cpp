@@ -29,6 +29,7 @@ struct device_spmv<Value, Index>::state {
   Value* h_recv = nullptr;
   cudaStream_t comm_stream = nullptr;
   cudaEvent_t packed = nullptr, arrived = nullptr;
+  std::vector<MPI_Request> requests;  // host staging: one per neighbour and direction, reused
   ~state() {
     if (h_send) cudaFreeHost(h_send);
     if (h_recv) cudaFreeHost(h_recv);
@@ -62,6 +63,7 @@ device_spmv<Value, Index>::device_spmv(const communicator& comm, const distribut
   GPUKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s.comm_stream, cudaStreamNonBlocking));
   GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&s.packed, cudaEventDisableTiming));
   GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&s.arrived, cudaEventDisableTiming));
+  s.requests.reserve(h.recv_ranks.size() + h.send_ranks.size());
 }
 
 template <class Value, class Index>
@@ -113,8 +115,8 @@ void device_spmv<Value, Index>::apply(const Value* d_x_local, Value* d_y_local, 
   if (!nccl) {
     GPUKIT_CUDA_CHECK(cudaEventSynchronize(s.packed));  // the send buffer is on the host
     const MPI_Datatype type = detail::mpi_type<Value>();
-    std::vector<MPI_Request> requests;
-    requests.reserve(h.recv_ranks.size() + h.send_ranks.size());
+    std::vector<MPI_Request>& requests = s.requests;
+    requests.clear();  // capacity reserved at construction
     for (std::size_t k = 0; k < h.recv_ranks.size(); ++k) {
       requests.emplace_back();
       detail::mpi_check(MPI_Irecv(s.h_recv + h.recv_offsets[k], detail::mpi_count(h.recv_offsets[k + 1] - h.recv_offsets[k], "dist halo"),

@@ -103,48 +103,48 @@ std::vector<T> allgather_one(const communicator& comm, T* d_one, cudaStream_t st
   return all;
 }
 
+/// One local libreduce pass writing its result to a device slot (launch(d_slot)), then the sum over ranks.
+template <class T, class Launch>
+T summed(const communicator& comm, cudaStream_t stream, const char* what, Launch&& launch) {
+  require_device(comm, what);
+  pool_slots<T> d(1, stream);
+  launch(d.data());
+  T out{};
+  allreduce_sum(comm, d.data(), 1, &out, stream);
+  return out;
+}
+/// One local libreduce pass into a device slot, then every rank's result on the host, in rank order.
+template <class T, class Launch>
+std::vector<T> gathered(const communicator& comm, cudaStream_t stream, const char* what, Launch&& launch) {
+  require_device(comm, what);
+  pool_slots<T> d(1, stream);
+  launch(d.data());
+  return allgather_one(comm, d.data(), stream);
+}
+
 }  // namespace
 
 template <class T>
 T sum(const communicator& comm, const T* d_in, std::int64_t n, stream_t stream) {
-  require_device(comm, "dist::sum");
-  pool_slots<T> d(1, stream);
-  reduce::sum(d_in, n, d.data(), stream);
-  T out{};
-  allreduce_sum(comm, d.data(), 1, &out, stream);
-  return out;
+  return summed<T>(comm, stream, "dist::sum", [&](T* d) { reduce::sum(d_in, n, d, stream); });
 }
 template <class T>
 T min(const communicator& comm, const T* d_in, std::int64_t n, stream_t stream) {
-  require_device(comm, "dist::min");
-  pool_slots<T> d(1, stream);
-  reduce::min(d_in, n, d.data(), stream);
-  const std::vector<T> all = allgather_one(comm, d.data(), stream);
+  const auto all = gathered<T>(comm, stream, "dist::min", [&](T* d) { reduce::min(d_in, n, d, stream); });
   return reduce::reference::min(all.data(), static_cast<std::int64_t>(all.size()));
 }
 template <class T>
 T max(const communicator& comm, const T* d_in, std::int64_t n, stream_t stream) {
-  require_device(comm, "dist::max");
-  pool_slots<T> d(1, stream);
-  reduce::max(d_in, n, d.data(), stream);
-  const std::vector<T> all = allgather_one(comm, d.data(), stream);
+  const auto all = gathered<T>(comm, stream, "dist::max", [&](T* d) { reduce::max(d_in, n, d, stream); });
   return reduce::reference::max(all.data(), static_cast<std::int64_t>(all.size()));
 }
 template <class T>
 T dot(const communicator& comm, const T* d_x, const T* d_y, std::int64_t n, stream_t stream) {
-  require_device(comm, "dist::dot");
-  pool_slots<T> d(1, stream);
-  reduce::dot(d_x, d_y, n, d.data(), stream);
-  T out{};
-  allreduce_sum(comm, d.data(), 1, &out, stream);
-  return out;
+  return summed<T>(comm, stream, "dist::dot", [&](T* d) { reduce::dot(d_x, d_y, n, d, stream); });
 }
 template <class T>
 T norm2(const communicator& comm, const T* d_in, std::int64_t n, stream_t stream) {
-  require_device(comm, "dist::norm2");
-  pool_slots<T> d(1, stream);
-  reduce::norm2(d_in, n, d.data(), stream);
-  return detail::combine_norms(allgather_one(comm, d.data(), stream));
+  return detail::combine_norms(gathered<T>(comm, stream, "dist::norm2", [&](T* d) { reduce::norm2(d_in, n, d, stream); }));
 }
 template <class T>
 void multi_dot(const communicator& comm, const T* const* d_x, const T* const* d_y, int m, std::int64_t n, T* out,

@@ -111,6 +111,7 @@ private:
   const communicator* comm_;
   const distributed_csr<Value, Index>* a_;
   std::vector<Value> x_ext_, send_, y_interior_, y_boundary_;
+  std::vector<MPI_Request> requests_;  // one per neighbour and direction, reused by every apply
 };
 
 /// y = A x on the GPU for a distributed_csr: the interior and boundary rows as libsparse plans

@@ -39,3 +39,18 @@ function(gpukit_link_hdf5 target what)
     target_link_libraries(${target} PRIVATE ${HDF5_C_LIBRARIES} ${HDF5_LIBRARIES})
   endif()
 endfunction()
+
+# The distributed layer (libdist, libsolve's distributed solvers): MPI for processes and host collectives,
+# NCCL for GPU collectives when present (without it the GPU path stages through the host over MPI).
+find_package(MPI COMPONENTS CXX)
+option(GPUKIT_DISTRIBUTED "Build the distributed layer (libdist: MPI, and NCCL when found)" ${MPI_CXX_FOUND})
+if(GPUKIT_DISTRIBUTED)
+  if(NOT MPI_CXX_FOUND)
+    message(FATAL_ERROR "GPUKIT_DISTRIBUTED needs MPI (C++ bindings of the C API): apt install libopenmpi-dev, "
+                        "or pass -DGPUKIT_DISTRIBUTED=OFF")
+  endif()
+  find_package(NCCL)
+  if(NOT NCCL_FOUND)
+    message(STATUS "NCCL not found: libdist's GPU collectives use MPI with host staging")
+  endif()
+endif()

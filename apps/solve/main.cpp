@@ -53,6 +53,27 @@ int main(int argc, char** argv) {
                "also require the true relative residual ||b - A x|| / ||b||, recomputed after the solve, to be at most "
                "max(tol, atol / ||b||) (the recurrence's residual decides convergence; rounding can leave the true one "
                "above it): exit 1 otherwise");
+  r->add_flag("--plan-only", run.plan.only,
+              "print the scaling model instead of solving: for 1, 2, 4, ... --max-gpus GPUs, the slowest rank's rows, "
+              "entries, halo and neighbours (partition by nonzeros) and the predicted time of one iteration of "
+              "--method (cg or pipecg) from the rates and links below (needs a build with MPI)");
+  r->add_option("--max-gpus", run.plan.max_gpus, "--plan-only: largest GPU count")->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  r->add_option("--spmv-ns-per-nnz", run.plan.spmv_ns_per_nnz, "--plan-only: measured single-GPU SpMV time per entry")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  r->add_option("--vector-ns-per-row", run.plan.vector_ns_per_row,
+                "--plan-only: measured single-GPU time of the rest of an iteration per row")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  r->add_option("--gpus-per-node", run.plan.gpus_per_node, "--plan-only: GPUs joined by NVLink")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  r->add_option("--nvlink-gb-per-s", run.plan.nvlink_gb_per_s, "--plan-only: NVLink bandwidth per GPU and direction")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  r->add_option("--ib-gb-per-s", run.plan.ib_gb_per_s, "--plan-only: InfiniBand bandwidth per GPU")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  r->add_option("--nvlink-latency-us", run.plan.nvlink_latency_us, "--plan-only: NVLink message latency")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  r->add_option("--ib-latency-us", run.plan.ib_latency_us, "--plan-only: InfiniBand message latency")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   gpukit::add_quiet_flag(*r, run.quiet);
   r->callback([&] { action = [&] { return solve_app::run_command(run); }; });
 

@@ -26,7 +26,6 @@
 #include "sparse/io.hpp"
 
 namespace solve_app {
-namespace {
 
 /// The right-hand side: ones, fixed pseudo-random values in [-1, 1) (splitmix-seeded mt19937_64, raw bits
 /// mapped by hand, the same on every machine), or numbers read from a file.
@@ -75,11 +74,16 @@ std::vector<V> make_rhs(const std::string& spec, std::int64_t rows) {
   return values;
 }
 
+template std::vector<float> make_rhs<float>(const std::string&, std::int64_t);
+template std::vector<double> make_rhs<double>(const std::string&, std::int64_t);
+
+namespace {
 std::string sci(double v) {
   std::ostringstream o;
   o << std::scientific << std::setprecision(3) << v;
   return o.str();
 }
+}  // namespace
 
 /// --check: the true relative residual ||b - A x|| / ||b||, recomputed after the solve, must meet the
 /// tolerance asked for, max(tol, atol / ||b||); the recurrence's residual, which decides convergence, can
@@ -91,6 +95,57 @@ void check_true_residual(const run_options& opt, const solve::result& r, double 
                                " exceeds the tolerance " + sci(bound) + " after " + std::to_string(r.iterations) +
                                " iterations");
 }
+
+void write_outputs(const run_options& opt, const solve::result& r, std::int64_t rows, std::int64_t nnz, double seconds,
+                   int ranks) {
+  if (!opt.history.empty()) {
+    std::ostringstream csv;
+    csv << "iteration,residual_norm,relative_residual\n" << std::setprecision(17);
+    for (std::size_t k = 0; k < r.history.size(); ++k)
+      csv << k << "," << r.history[k] << "," << (r.rhs_norm > 0 ? r.history[k] / r.rhs_norm : 0.0) << "\n";
+    gpukit::write_file_atomically(opt.history, csv.str());
+  }
+  if (!opt.plot.empty()) {
+    // The residual curve through bench/plot.py: one series, iteration on x, ||r|| / ||b|| on a log y axis
+    // (plot.py switches to log where the values span two decades; non-finite entries are left out).
+    nlohmann::json j = gpukit::report::make("solve", "run");
+    j["inputs"] = {{"matrix", opt.matrix}, {"method", opt.method}, {"precision", opt.precision}};
+    nlohmann::json curve = nlohmann::json::array();
+    for (std::size_t k = 0; k < r.history.size(); ++k) {
+      const double rel = r.rhs_norm > 0 ? r.history[k] / r.rhs_norm : r.history[k];
+      if (std::isfinite(rel))
+        curve.push_back({{"series", opt.method}, {"iteration", k}, {"relative_residual_ratio", rel}});
+    }
+    j["results"] = {{"history", curve}};
+    gpukit::plot_report(j, opt.plot, "_ratio");
+  }
+  if (opt.json.empty()) return;
+  nlohmann::json j = gpukit::report::make("solve", "run");
+  j["inputs"] = {{"matrix", opt.matrix}, {"rhs", opt.rhs}, {"method", opt.method}, {"precision", opt.precision},
+                 {"tol", opt.tol}, {"atol", opt.atol}, {"max_iterations", opt.max_iterations},
+                 {"check_every", opt.check_every}, {"reproducible", opt.reproducible}, {"graph", opt.graph},
+                 {"device", opt.device}};
+  auto finite_or_zero = [](double v) { return std::isfinite(v) ? v : 0.0; };
+  nlohmann::json res = {{"rows", rows},
+                        {"converged", r.converged},
+                        {"reason", solve::to_string(r.reason)},
+                        {"iterations", r.iterations},
+                        {"replacement_count", r.replacements},
+                        {"final_residual_ratio", finite_or_zero(r.rhs_norm > 0 ? r.residual_norm / r.rhs_norm : 0)},
+                        {"true_relative_residual_ratio", finite_or_zero(r.true_relative_residual)},
+                        {"time_ms", seconds * 1e3},
+                        {"summary", r.summary()}};
+  if (nnz >= 0) res["nnz"] = nnz;
+  if (ranks > 1) res["mpi_rank_count"] = ranks;
+  if (r.reason == solve::stop_reason::breakdown || r.reason == solve::stop_reason::non_finite)
+    res["breakdown"] = {{"quantity", r.breakdown.quantity},
+                        {"iteration_count", r.breakdown.iteration},
+                        {"value_ratio", finite_or_zero(r.breakdown.value)}};
+  j["results"] = res;
+  gpukit::report::write(opt.json, j);
+}
+
+namespace {
 
 template <class V>
 int run_typed(const run_options& opt) {
@@ -166,51 +221,7 @@ int run_typed(const run_options& opt) {
       << "result     " << r.summary() << "\n"
       << "time       " << std::fixed << std::setprecision(3) << seconds * 1e3 << " ms\n";
 
-  if (!opt.history.empty()) {
-    std::ostringstream csv;
-    csv << "iteration,residual_norm,relative_residual\n" << std::setprecision(17);
-    for (std::size_t k = 0; k < r.history.size(); ++k)
-      csv << k << "," << r.history[k] << "," << (r.rhs_norm > 0 ? r.history[k] / r.rhs_norm : 0.0) << "\n";
-    gpukit::write_file_atomically(opt.history, csv.str());
-  }
-  if (!opt.plot.empty()) {
-    // The residual curve through bench/plot.py: one series, iteration on x, ||r|| / ||b|| on a log y axis
-    // (plot.py switches to log where the values span two decades; non-finite entries are left out).
-    nlohmann::json j = gpukit::report::make("solve", "run");
-    j["inputs"] = {{"matrix", opt.matrix}, {"method", opt.method}, {"precision", opt.precision}};
-    nlohmann::json curve = nlohmann::json::array();
-    for (std::size_t k = 0; k < r.history.size(); ++k) {
-      const double rel = r.rhs_norm > 0 ? r.history[k] / r.rhs_norm : r.history[k];
-      if (std::isfinite(rel))
-        curve.push_back({{"series", opt.method}, {"iteration", k}, {"relative_residual_ratio", rel}});
-    }
-    j["results"] = {{"history", curve}};
-    gpukit::plot_report(j, opt.plot, "_ratio");
-  }
-  if (!opt.json.empty()) {
-    nlohmann::json j = gpukit::report::make("solve", "run");
-    j["inputs"] = {{"matrix", opt.matrix}, {"rhs", opt.rhs}, {"method", opt.method}, {"precision", opt.precision},
-                   {"tol", opt.tol}, {"atol", opt.atol}, {"max_iterations", opt.max_iterations},
-                   {"check_every", opt.check_every}, {"reproducible", opt.reproducible}, {"graph", opt.graph},
-                   {"device", opt.device}};
-    auto finite_or_zero = [](double v) { return std::isfinite(v) ? v : 0.0; };
-    nlohmann::json res = {{"rows", a.rows()},
-                          {"nnz", a.nnz()},
-                          {"converged", r.converged},
-                          {"reason", solve::to_string(r.reason)},
-                          {"iterations", r.iterations},
-                          {"replacement_count", r.replacements},
-                          {"final_residual_ratio", finite_or_zero(r.rhs_norm > 0 ? r.residual_norm / r.rhs_norm : 0)},
-                          {"true_relative_residual_ratio", finite_or_zero(r.true_relative_residual)},
-                          {"time_ms", seconds * 1e3},
-                          {"summary", r.summary()}};
-    if (r.reason == solve::stop_reason::breakdown || r.reason == solve::stop_reason::non_finite)
-      res["breakdown"] = {{"quantity", r.breakdown.quantity},
-                          {"iteration_count", r.breakdown.iteration},
-                          {"value_ratio", finite_or_zero(r.breakdown.value)}};
-    j["results"] = res;
-    gpukit::report::write(opt.json, j);
-  }
+  write_outputs(opt, r, a.rows(), a.nnz(), seconds, 1);
   if (!r.converged) throw gpukit::check_failed(opt.matrix + ": " + r.summary());
   if (opt.check) check_true_residual(opt, r, b_norm);
   return gpukit::exit_ok;
@@ -221,6 +232,13 @@ int run_typed(const run_options& opt) {
 int run_command(const run_options& opt) {
   const bool rhs_file = opt.rhs != "ones" && opt.rhs != "random";
   gpukit::check_output_paths({opt.matrix, rhs_file ? opt.rhs : std::string()}, {opt.json, opt.history, opt.plot});
+#if !defined(GPUKIT_DISTRIBUTED)
+  if (opt.plan.only) throw gpukit::bad_input("--plan-only needs a build with GPUKIT_DISTRIBUTED (MPI)");
+#else
+  if (opt.plan.only) return plan_command(opt);
+  // Under mpirun with several ranks: the distributed path (run_distributed.cpp); one rank runs as always.
+  if (mpi_world_size_from_environment() > 1) return run_distributed_command(opt);
+#endif
   return opt.precision == "float" ? run_typed<float>(opt) : run_typed<double>(opt);
 }
 

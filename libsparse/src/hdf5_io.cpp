@@ -80,13 +80,41 @@ handle open_1d(hid_t file, const std::string& path, const std::string& name, std
   return ds;
 }
 
-/// Reads an integer dataset into Index, converting from its stored integer type (checked narrowing).
+/// A contiguous part [offset, offset + count) of a 1-D dataset; count < 0: the whole dataset.
+struct slice {
+  std::int64_t offset = 0;
+  std::int64_t count = -1;
+};
+
+/// H5Dread of `part` of the dataset (a hyperslab of the file space) into `out` (part.count elements).
+herr_t read_part(hid_t ds, hid_t mem_type, slice part, void* out) {
+  if (part.offset == 0 && part.count < 0) return H5Dread(ds, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out);
+  handle file_space(H5Dget_space(ds), H5Sclose);
+  const hsize_t start = static_cast<hsize_t>(part.offset), count = static_cast<hsize_t>(part.count);
+  if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr) < 0) return -1;
+  handle mem_space(H5Screate_simple(1, &count, nullptr), H5Sclose);
+  return H5Dread(ds, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, out);
+}
+
+/// The number of elements of `part` in a dataset of n, checking that it lies inside (io_error otherwise).
+std::int64_t part_length(const std::string& path, const std::string& name, std::int64_t n, slice part) {
+  if (part.count < 0) return n - part.offset;
+  if (part.offset < 0 || part.offset > n || part.count > n - part.offset)
+    throw io_error(path + ": dataset " + name + " has " + std::to_string(n) + " entries, entries " +
+                   std::to_string(part.offset) + ".." + std::to_string(part.offset + part.count) + " were asked for");
+  return part.count;
+}
+
+/// Reads an integer dataset (or `part` of it) into Index, converting from its stored integer type
+/// (checked narrowing).
 template <class Index>
-std::vector<Index> read_indices(hid_t file, const std::string& path, const std::string& name, std::int64_t expected) {
-  std::int64_t n = 0;
-  handle ds = open_1d(file, path, name, n);
-  if (n != expected)
-    throw io_error(path + ": dataset " + name + " has " + std::to_string(n) + " entries, expected " + std::to_string(expected));
+std::vector<Index> read_indices(hid_t file, const std::string& path, const std::string& name, std::int64_t expected,
+                                slice part = {}) {
+  std::int64_t total = 0;
+  handle ds = open_1d(file, path, name, total);
+  if (total != expected)
+    throw io_error(path + ": dataset " + name + " has " + std::to_string(total) + " entries, expected " + std::to_string(expected));
+  const std::int64_t n = part_length(path, name, total, part);
   handle type(H5Dget_type(ds.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_INTEGER)
     throw io_error(path + ": dataset " + name + " has a non-integer dtype (expected int32 or int64)");
@@ -99,28 +127,28 @@ std::vector<Index> read_indices(hid_t file, const std::string& path, const std::
   std::vector<Index> out(static_cast<std::size_t>(n));
   // Stored type no wider than Index (and signed, or strictly narrower if unsigned): HDF5's conversion is exact.
   if (size < sizeof(Index) || (size == sizeof(Index) && is_signed)) {
-    if (n > 0 && H5Dread(ds.get(), native_type<Index>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    if (n > 0 && read_part(ds.get(), native_type<Index>(), part, out.data()) < 0)
       throw io_error(path + ": cannot read dataset " + name);
     return out;
   }
   // Wider or unsigned 64-bit: HDF5 would clip silently, so read as int64 / uint64 and check each value.
   if (is_signed) {
     std::vector<std::int64_t> wide(static_cast<std::size_t>(n));
-    if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, wide.data()) < 0)
+    if (n > 0 && read_part(ds.get(), H5T_NATIVE_INT64, part, wide.data()) < 0)
       throw io_error(path + ": cannot read dataset " + name);
     for (std::size_t i = 0; i < wide.size(); ++i) {
       if (wide[i] > std::numeric_limits<Index>::max() || wide[i] < std::numeric_limits<Index>::min())
-        throw io_error(path + ": " + name + "[" + std::to_string(i) + "] = " + std::to_string(wide[i]) +
+        throw io_error(path + ": " + name + "[" + std::to_string(part.offset + static_cast<std::int64_t>(i)) + "] = " + std::to_string(wide[i]) +
                        " does not fit the " + std::to_string(8 * sizeof(Index)) + "-bit index type");
       out[i] = static_cast<Index>(wide[i]);
     }
   } else {
     std::vector<std::uint64_t> wide(static_cast<std::size_t>(n));
-    if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, wide.data()) < 0)
+    if (n > 0 && read_part(ds.get(), H5T_NATIVE_UINT64, part, wide.data()) < 0)
       throw io_error(path + ": cannot read dataset " + name);
     for (std::size_t i = 0; i < wide.size(); ++i) {
       if (wide[i] > static_cast<std::uint64_t>(std::numeric_limits<Index>::max()))
-        throw io_error(path + ": " + name + "[" + std::to_string(i) + "] = " + std::to_string(wide[i]) +
+        throw io_error(path + ": " + name + "[" + std::to_string(part.offset + static_cast<std::int64_t>(i)) + "] = " + std::to_string(wide[i]) +
                        " does not fit the " + std::to_string(8 * sizeof(Index)) + "-bit index type");
       out[i] = static_cast<Index>(wide[i]);
     }
@@ -133,11 +161,12 @@ std::vector<Index> read_indices(hid_t file, const std::string& path, const std::
 /// rounded to nearest.
 template <class Value>
 std::vector<Value> read_values(hid_t file, const std::string& path, const std::string& name, std::int64_t expected,
-                               const read_options& options) {
-  std::int64_t n = 0;
-  handle ds = open_1d(file, path, name, n);
-  if (expected >= 0 && n != expected)
-    throw io_error(path + ": dataset " + name + " has " + std::to_string(n) + " entries, expected " + std::to_string(expected));
+                               const read_options& options, slice part = {}) {
+  std::int64_t total = 0;
+  handle ds = open_1d(file, path, name, total);
+  if (expected >= 0 && total != expected)
+    throw io_error(path + ": dataset " + name + " has " + std::to_string(total) + " entries, expected " + std::to_string(expected));
+  const std::int64_t n = part_length(path, name, total, part);
   handle type(H5Dget_type(ds.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_FLOAT)
     throw io_error(path + ": dataset " + name + " has a non-float dtype (expected float32 or float64)");
@@ -145,18 +174,18 @@ std::vector<Value> read_values(hid_t file, const std::string& path, const std::s
   if (auto why = gpukit::host_memory_shortfall(bytes, "its entries"))
     throw io_error(path + ": dataset " + name + " " + *why);
   std::vector<double> wide(static_cast<std::size_t>(n));
-  if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, wide.data()) < 0)
+  if (n > 0 && read_part(ds.get(), H5T_NATIVE_DOUBLE, part, wide.data()) < 0)
     throw io_error(path + ": cannot read dataset " + name);
   std::vector<Value> out(wide.size());
   for (std::size_t i = 0; i < wide.size(); ++i) {
     const double v = wide[i];
     if (!std::isfinite(v) && !options.allow_nonfinite)
-      throw io_error(path + ": " + name + "[" + std::to_string(i) + "] = " + number_text(v) +
-                     " is not finite (NaN and Inf are refused unless allowed)");
+      throw io_error(path + ": " + name + "[" + std::to_string(part.offset + static_cast<std::int64_t>(i)) +
+                     "] = " + number_text(v) + " is not finite (NaN and Inf are refused unless allowed)");
     out[i] = static_cast<Value>(v);
     if (std::isfinite(v) && !std::isfinite(out[i]))
-      throw io_error(path + ": " + name + "[" + std::to_string(i) + "] = " + number_text(v) +
-                     " overflows float (largest 3.4028235e+38); read it as double");
+      throw io_error(path + ": " + name + "[" + std::to_string(part.offset + static_cast<std::int64_t>(i)) +
+                     "] = " + number_text(v) + " overflows float (largest 3.4028235e+38); read it as double");
   }
   return out;
 }
@@ -269,12 +298,17 @@ bool hdf5_deflate_available() {
   return (config & H5Z_FILTER_CONFIG_ENCODE_ENABLED) && (config & H5Z_FILTER_CONFIG_DECODE_ENABLED);
 }
 
-template <class Value, class Index>
-host_csr<Value, Index> read_hdf5(const std::string& path, const std::string& group_name, const read_options& options) {
-  quiet_hdf5 quiet;
-  handle file = open_file(path);
-  if (!path_exists(file.get(), group_name)) throw io_error(path + ": missing group " + group_name);
-  handle group(H5Gopen2(file.get(), group_name.c_str(), H5P_DEFAULT), H5Gclose);
+namespace {
+/// The open file and the checked header of its CSR group: format, shape, index_base, nnz (the extent of
+/// values). io_error naming the file and the attribute or dataset otherwise.
+struct csr_header {
+  handle file;
+  hdf5_csr_info info;
+};
+csr_header open_csr(const std::string& path, const std::string& group_name) {
+  csr_header h{open_file(path), {}};
+  if (!path_exists(h.file.get(), group_name)) throw io_error(path + ": missing group " + group_name);
+  handle group(H5Gopen2(h.file.get(), group_name.c_str(), H5P_DEFAULT), H5Gclose);
   if (!group.valid()) throw io_error(path + ": " + group_name + " is not a group");
   const std::string format = read_string_attr(group.get(), path, group_name, "format");
   if (format != "csr") throw io_error(path + ": " + group_name + ".format is '" + format + "', expected 'csr'");
@@ -282,25 +316,92 @@ host_csr<Value, Index> read_hdf5(const std::string& path, const std::string& gro
   const auto base = read_int_attr(group.get(), path, group_name, "index_base", 1);
   if (base[0] != 0)
     throw io_error(path + ": " + group_name + ".index_base is " + std::to_string(base[0]) + ", only 0 is supported");
-  const std::int64_t rows = shape[0], cols = shape[1];
-  if (rows < 0 || cols < 0)
-    throw io_error(path + ": " + group_name + ".shape is negative (" + std::to_string(rows) + ", " + std::to_string(cols) + ")");
+  h.info.rows = shape[0];
+  h.info.cols = shape[1];
+  if (h.info.rows < 0 || h.info.cols < 0)
+    throw io_error(path + ": " + group_name + ".shape is negative (" + std::to_string(h.info.rows) + ", " +
+                   std::to_string(h.info.cols) + ")");
+  handle v = open_1d(h.file.get(), path, join(group_name, "values"), h.info.nnz);
+  return h;
+}
+
+template <class Index>
+void check_shape_fits(const std::string& path, const std::string& group_name, std::int64_t rows, std::int64_t cols) {
   if (rows >= std::numeric_limits<Index>::max() || cols > std::numeric_limits<Index>::max())
     throw io_error(path + ": " + group_name + ".shape (" + std::to_string(rows) + ", " + std::to_string(cols) +
                    ") does not fit the " + std::to_string(8 * sizeof(Index)) + "-bit index type");
-  std::int64_t nnz = 0;
-  {
-    handle v = open_1d(file.get(), path, join(group_name, "values"), nnz);
-  }
-  auto row_ptr = read_indices<Index>(file.get(), path, join(group_name, "row_ptr"), rows + 1);
-  auto col_idx = read_indices<Index>(file.get(), path, join(group_name, "col_idx"), nnz);
-  auto values = read_values<Value>(file.get(), path, join(group_name, "values"), nnz, options);
+}
+}  // namespace
+
+template <class Value, class Index>
+host_csr<Value, Index> read_hdf5(const std::string& path, const std::string& group_name, const read_options& options) {
+  quiet_hdf5 quiet;
+  csr_header h = open_csr(path, group_name);
+  const std::int64_t rows = h.info.rows, cols = h.info.cols, nnz = h.info.nnz;
+  check_shape_fits<Index>(path, group_name, rows, cols);
+  auto row_ptr = read_indices<Index>(h.file.get(), path, join(group_name, "row_ptr"), rows + 1);
+  auto col_idx = read_indices<Index>(h.file.get(), path, join(group_name, "col_idx"), nnz);
+  auto values = read_values<Value>(h.file.get(), path, join(group_name, "values"), nnz, options);
   try {
     host_csr<Value, Index> a(rows, cols, std::move(row_ptr), std::move(col_idx), std::move(values));
     a.validate();
     return a;
   } catch (const invalid_matrix& e) {
     throw io_error(path + ": " + group_name + " is not a valid CSR matrix: " + e.what());
+  }
+}
+
+hdf5_csr_info read_hdf5_info(const std::string& path, const std::string& group_name) {
+  quiet_hdf5 quiet;
+  return open_csr(path, group_name).info;
+}
+
+std::vector<std::int64_t> read_hdf5_row_ptr(const std::string& path, const std::string& group_name,
+                                            std::int64_t row_begin, std::int64_t row_end) {
+  quiet_hdf5 quiet;
+  csr_header h = open_csr(path, group_name);
+  if (row_begin < 0 || row_begin > row_end || row_end > h.info.rows)
+    throw std::invalid_argument(path + ": rows " + std::to_string(row_begin) + ".." + std::to_string(row_end) +
+                                " asked of a matrix of " + std::to_string(h.info.rows) + " rows");
+  return read_indices<std::int64_t>(h.file.get(), path, join(group_name, "row_ptr"), h.info.rows + 1,
+                                    slice{row_begin, row_end - row_begin + 1});
+}
+
+template <class Value, class Index>
+host_csr<Value, Index> read_hdf5_rows(const std::string& path, const std::string& group_name, std::int64_t row_begin,
+                                      std::int64_t row_end, const read_options& options) {
+  quiet_hdf5 quiet;
+  csr_header h = open_csr(path, group_name);
+  const std::int64_t rows = row_end - row_begin;
+  check_shape_fits<Index>(path, group_name, rows, h.info.cols);
+  if (row_begin < 0 || rows < 0 || row_end > h.info.rows)
+    throw std::invalid_argument(path + ": rows " + std::to_string(row_begin) + ".." + std::to_string(row_end) +
+                                " asked of a matrix of " + std::to_string(h.info.rows) + " rows");
+  const std::string rp_name = join(group_name, "row_ptr");
+  auto rp = read_indices<std::int64_t>(h.file.get(), path, rp_name, h.info.rows + 1, slice{row_begin, rows + 1});
+  const std::int64_t first = rp.front(), last = rp.back();
+  if (first < 0 || last < first || last > h.info.nnz)
+    throw io_error(path + ": " + rp_name + " gives entries " + std::to_string(first) + ".." + std::to_string(last) +
+                   " for rows " + std::to_string(row_begin) + ".." + std::to_string(row_end) + " of " +
+                   std::to_string(h.info.nnz) + " stored");
+  std::vector<Index> row_ptr(rp.size());
+  for (std::size_t i = 0; i < rp.size(); ++i) {
+    const std::int64_t v = rp[i] - first;  // rebased; validate() below checks the monotonicity
+    if (v > std::numeric_limits<Index>::max() || v < 0)
+      throw io_error(path + ": " + rp_name + "[" + std::to_string(row_begin + static_cast<std::int64_t>(i)) + "] = " +
+                     std::to_string(rp[i]) + " is out of the range of the rows' entries");
+    row_ptr[i] = static_cast<Index>(v);
+  }
+  auto col_idx = read_indices<Index>(h.file.get(), path, join(group_name, "col_idx"), h.info.nnz, slice{first, last - first});
+  auto values = read_values<Value>(h.file.get(), path, join(group_name, "values"), h.info.nnz, options,
+                                   slice{first, last - first});
+  try {
+    host_csr<Value, Index> a(rows, h.info.cols, std::move(row_ptr), std::move(col_idx), std::move(values));
+    a.validate();
+    return a;
+  } catch (const invalid_matrix& e) {
+    throw io_error(path + ": " + group_name + " rows " + std::to_string(row_begin) + ".." + std::to_string(row_end) +
+                   " are not a valid CSR block: " + e.what());
   }
 }
 
@@ -370,6 +471,8 @@ void write_hdf5(const std::string& path, const host_csr<Value, Index>& a, const 
 
 #define SPARSE_H5_INSTANTIATE(V, I)                                                             \
   template host_csr<V, I> read_hdf5<V, I>(const std::string&, const std::string&, const read_options&); \
+  template host_csr<V, I> read_hdf5_rows<V, I>(const std::string&, const std::string&, std::int64_t, std::int64_t, \
+                                               const read_options&);                                              \
   template void write_hdf5<V, I>(const std::string&, const host_csr<V, I>&, const hdf5_write_options<V>&);
 SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_H5_INSTANTIATE)
 #undef SPARSE_H5_INSTANTIATE

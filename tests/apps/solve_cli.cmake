@@ -54,3 +54,27 @@ gpukit_cli_test(NAME solve_run_check_true_residual_met EXPECT 0
 gpukit_cli_test(NAME solve_run_check_true_residual_rejected EXPECT 1 STDERR_LINES 1
                 COMMAND ${SOLVE} run ${DATA}/sparse/494_bus.mtx --method pcg --check --device cpu --precision float
                         --tol 1e-10 --max-iterations 2000)
+
+# Under mpiexec (GPUKIT_DISTRIBUTED): `solve run` takes the distributed path with 2 and 3 ranks; the report is
+# written once, by rank 0; a missing file fails on every rank with exit 2 and ONE error line (mpiexec adds
+# its own banner), and no rank hangs (the test's timeout).
+if(GPUKIT_DISTRIBUTED)
+  set(MPI_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+              OMPI_MCA_mpi_yield_when_idle=1)
+  foreach(np 2 3)
+    gpukit_cli_test(NAME solve_mpi${np}_run_reproducible EXPECT 0 JSON r.json ENVIRONMENT ${MPI_ENV}
+                    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${SOLVE} run
+                            ${DATA}/sparse/laplace2d_16.mtx --method pipecg --reproducible --check --json r.json)
+    gpukit_cli_test(NAME solve_mpi${np}_missing_file EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
+                    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${SOLVE} run
+                            ${SOLVE_BAD}/missing.h5 --json r.json)
+  endforeach()
+  # The scaling model: one process, a table and a schema-conforming report; a non-square matrix is refused.
+  gpukit_cli_test(NAME solve_plan_only EXPECT 0 JSON p.json
+                  COMMAND ${SOLVE} run ${DATA}/sparse/laplace2d_16.mtx --plan-only --max-gpus 64 --method pipecg
+                          --precision float --json p.json)
+  gpukit_cli_test(NAME solve_plan_only_non_square EXPECT 2 STDERR_LINES 1 JSON p.json
+                  COMMAND ${SOLVE} run ${DATA}/sparse/random_k5_300x200.mtx --plan-only --json p.json)
+  gpukit_cli_test(NAME solve_mpi2_nan_matrix EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
+                  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${SOLVE} run ${SOLVE_BAD}/nan.mtx --json r.json)
+endif()

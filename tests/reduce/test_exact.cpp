@@ -465,4 +465,81 @@ GPU_TEST_CASE_TEMPLATE(cuda_pointer_not_aligned_to_its_type_is_refused, T, float
   BOOST_TEST(reduce::sum(d.data() + 1, 16) == T(16));  // whole-element offsets are fine
 }
 
+// The public exact state (reduce/exact_accumulator.hpp): the states of any partition, merged and rounded
+// once, give the bits of reproducible_sum on the whole vector. The cancelling input makes the check able
+// to fail: rounding each part first and adding the rounded parts (what a plain distributed sum does)
+// differs from the whole's bits for at least one of these partitions (asserted too).
+template <class T>
+std::vector<std::int64_t> random_cuts(std::int64_t n, int parts, std::uint64_t seed) {
+  auto g = test::rng(seed);
+  std::vector<std::int64_t> cuts = {0, n};
+  for (int k = 1; k < parts; ++k) cuts.push_back(static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(n + 1)));
+  std::sort(cuts.begin(), cuts.end());  // repeated cuts give empty parts, on purpose
+  return cuts;
+}
+
+CPU_TEST_CASE_TEMPLATE(exact_states_of_any_partition_merge_to_the_whole_sums_bits, T, float_types) {
+  long double exact = 0;
+  const std::vector<T> x = cancelling_input<T>(20001, 1200, exact);
+  const auto n = static_cast<std::int64_t>(x.size());
+  const T whole = reduce::reference::reproducible_sum(x.data(), n);
+  BOOST_TEST(same_bits(reduce::round_exact(reduce::reference::reproducible_sum_state(x.data(), n)), whole));
+  bool rounded_parts_differ = false;
+  for (int parts : {1, 2, 3, 4, 7}) {
+    for (std::uint64_t seed = 0; seed < 8; ++seed) {
+      const auto cuts = random_cuts<T>(n, parts, 1300 + seed);
+      reduce::exact_accumulator<T> merged;
+      T rounded_parts = 0;
+      for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+        const auto part = reduce::reference::reproducible_sum_state(x.data() + cuts[k], cuts[k + 1] - cuts[k]);
+        reduce::merge(merged, part);
+        rounded_parts += reduce::round_exact(part);
+      }
+      BOOST_TEST_CONTEXT(parts << " parts, seed " << seed) {
+        BOOST_TEST(same_bits(reduce::round_exact(merged), whole));
+      }
+      rounded_parts_differ |= !same_bits(rounded_parts, whole);
+    }
+  }
+  BOOST_TEST(rounded_parts_differ, "the input does not tell an exact merge from adding rounded parts");
+}
+
+CPU_TEST_CASE_TEMPLATE(exact_states_merge_limb_sums_and_nonfinite_flags, T, float_types) {
+  const T inf = std::numeric_limits<T>::infinity();
+  const std::vector<T> a = {T(1), inf}, b = {-inf, T(2)}, c = {T(3), std::numeric_limits<T>::quiet_NaN()};
+  auto sa = reduce::reference::reproducible_sum_state(a.data(), 2);
+  BOOST_TEST(reduce::round_exact(sa) == inf);
+  reduce::merge(sa, reduce::reference::reproducible_sum_state(b.data(), 2));
+  BOOST_TEST(std::isnan(reduce::round_exact(sa)));  // +inf and -inf met in different parts
+  auto sc = reduce::reference::reproducible_sum_state(c.data(), 2);
+  BOOST_TEST(std::isnan(reduce::round_exact(sc)));
+  // Limb-wise int64 addition of normalized states (what an MPI_SUM all-reduce does), normalized after.
+  const std::vector<T> x = test::random_vector<T>(1000, T(-1), T(1), 1400);
+  auto s1 = reduce::reference::reproducible_sum_state(x.data(), 600);
+  const auto s2 = reduce::reference::reproducible_sum_state(x.data() + 600, 400);
+  for (int i = 0; i < reduce::exact_accumulator<T>::limbs; ++i) s1.limb[i] += s2.limb[i];
+  BOOST_TEST(same_bits(reduce::round_exact(s1), reduce::reference::reproducible_sum(x.data(), 1000)));
+  reduce::normalize(s1);
+  for (int i = 0; i + 1 < reduce::exact_accumulator<T>::limbs; ++i)
+    BOOST_TEST((s1.limb[i] >= 0 && s1.limb[i] < (std::int64_t{1} << 32)), "limb " << i << " = " << s1.limb[i]);
+}
+
+GPU_TEST_CASE_TEMPLATE(cuda_exact_state_equals_the_cpu_twins_state, T, float_types) {
+  std::uint64_t stream = 1500;
+  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{4097}, std::int64_t{3000017}}) {
+    long double exact = 0;
+    for (bool cancelling : {false, true}) {
+      const std::vector<T> x = cancelling ? cancelling_input<T>(n / 3 + 1, ++stream, exact)
+                                          : test::random_vector<T>(n, T(-1), T(1), ++stream);
+      gpukit::device_buffer<T> d(x);
+      const auto twin = reduce::reference::reproducible_sum_state(x.data(), static_cast<std::int64_t>(x.size()));
+      const auto got = reduce::reproducible_sum_state(d.data(), d.size());
+      BOOST_TEST_CONTEXT("n = " << x.size() << (cancelling ? " cancelling" : "")) {
+        BOOST_TEST(std::memcmp(&got, &twin, sizeof got) == 0, "device state differs from the CPU twin's");
+        BOOST_TEST(same_bits(reduce::round_exact(got), reduce::reproducible_sum(d.data(), d.size())));
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

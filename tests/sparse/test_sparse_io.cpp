@@ -402,6 +402,40 @@ BOOST_AUTO_TEST_SUITE_END()
 // ---------------------------------------------------------------------------------------------------
 BOOST_AUTO_TEST_SUITE(hdf5)
 
+// read_hdf5_rows reads only a row block (hyperslabs): every block, chunked (> 65,536 entries, deflated)
+// and not, equals the same rows of the whole matrix; the header functions agree; rows outside the
+// matrix are refused naming the file.
+CPU_TEST_CASE_TEMPLATE(row_blocks_equal_the_rows_of_the_whole_matrix, P, value_index_types) {
+  using V = typename P::first_type;
+  using I = typename P::second_type;
+  temp_dir t;
+  for (int64_t rows : {int64_t{1}, int64_t{37}, int64_t{20011}}) {
+    const auto a = sparse::generate_random_k<V, I>(rows, rows, 5, 7 + static_cast<std::uint64_t>(rows));
+    const std::string p = t / ("a" + std::to_string(rows) + ".h5");
+    sparse::write_hdf5(p, a);
+    const auto info = sparse::read_hdf5_info(p);
+    BOOST_TEST(info.rows == rows);
+    BOOST_TEST(info.cols == rows);
+    BOOST_TEST(info.nnz == a.nnz());
+    const auto rp = sparse::read_hdf5_row_ptr(p, "/matrix", 0, rows);
+    BOOST_TEST(std::equal(rp.begin(), rp.end(), a.row_ptr().begin(), a.row_ptr().end()));
+    for (auto [b, e] : {std::pair<int64_t, int64_t>{0, rows}, {0, 0}, {rows / 3, rows / 3 + 1}, {rows / 2, rows}}) {
+      const auto block = sparse::read_hdf5_rows<V, I>(p, "/matrix", b, e);
+      BOOST_TEST_CONTEXT("rows " << b << ".." << e << " of " << rows) {
+        BOOST_TEST(block.rows() == e - b);
+        BOOST_TEST(block.cols() == rows);
+        const I first = a.row_ptr()[b];
+        for (int64_t i = 0; i <= e - b; ++i) BOOST_TEST(block.row_ptr()[i] == a.row_ptr()[b + i] - first);
+        BOOST_TEST(std::equal(block.col_idx().begin(), block.col_idx().end(), a.col_idx().begin() + first));
+        BOOST_TEST(std::equal(block.values().begin(), block.values().end(), a.values().begin() + first));
+      }
+    }
+    expect_error<std::invalid_argument>([&] { sparse::read_hdf5_rows<V, I>(p, "/matrix", 0, rows + 1); }, {p, "rows"});
+  }
+  expect_error<sparse::io_error>([&] { sparse::read_hdf5_rows<V, I>(t / "missing.h5", "/matrix", 0, 1); },
+                                 {"missing.h5", "cannot open"});
+}
+
 CPU_TEST_CASE_TEMPLATE(round_trip_every_type, P, value_index_types) {
   using V = typename P::first_type;
   using I = typename P::second_type;

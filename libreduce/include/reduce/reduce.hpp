@@ -34,6 +34,7 @@
 #include <cstdint>
 
 #include "reduce/device.hpp"
+#include "reduce/exact_accumulator.hpp"  // the reproducible sum's exact state: merge, round once
 #include "gpukit/error.hpp"
 
 namespace reduce {

@@ -9,11 +9,11 @@ namespace reduce {
 namespace detail {
 namespace {
 
-template <int Threads, class T>
-void launch_reproducible(const T* d_in, std::int64_t n, T* d_out, void* scratch, cudaStream_t stream, int grid) {
+template <int Threads, class T, class Out>
+void launch_reproducible(const T* d_in, std::int64_t n, Out* d_out, void* scratch, cudaStream_t stream, int grid) {
   static_assert(exact_traits<T>::limbs * sizeof(std::int64_t) <= exact_limbs_bytes);
   check_aligned(d_in, "reduce::reproducible_sum");
-  auto kernel = reproducible_sum_kernel<Threads, T>;
+  auto kernel = reproducible_sum_kernel<Threads, T, Out>;
   static std::atomic<int> waves[64] = {};  // one per instantiation: see cached_wave
   if (grid <= 0) {
     // The usual shape (one block per 32 KiB, at most one wave), and beyond one wave one block per
@@ -31,8 +31,8 @@ void launch_reproducible(const T* d_in, std::int64_t n, T* d_out, void* scratch,
   GPUKIT_CHECK_LAUNCH();
 }
 
-template <class T>
-void launch_reproducible(const T* d_in, std::int64_t n, T* d_out, void* scratch, cudaStream_t stream,
+template <class T, class Out>
+void launch_reproducible(const T* d_in, std::int64_t n, Out* d_out, void* scratch, cudaStream_t stream,
                          launch_config config) {
   switch (config.block) {
     case 0:
@@ -75,5 +75,23 @@ T reproducible_sum(const T* d_in, std::int64_t n, stream_t stream) {
 
 REDUCE_INSTANTIATE_UNARY(reproducible_sum, float, float)
 REDUCE_INSTANTIATE_UNARY(reproducible_sum, double, double)
+
+template <class T>
+void reproducible_sum_state(const T* d_in, std::int64_t n, exact_accumulator<T>* d_state, stream_t stream) {
+  detail::check_count(n, "reduce::reproducible_sum_state");
+  detail::check_aligned(d_state, "reduce::reproducible_sum_state");
+  detail::pool_scratch s(detail::workspace_bytes, detail::zeroed_bytes, stream);  // counters and limbs
+  detail::launch_reproducible(d_in, n, d_state, s.data(), stream, detail::launch_config{});
+}
+template <class T>
+exact_accumulator<T> reproducible_sum_state(const T* d_in, std::int64_t n, stream_t stream) {
+  return detail::to_host<exact_accumulator<T>>(stream, [&](exact_accumulator<T>* d_state) {
+    reproducible_sum_state(d_in, n, d_state, stream);
+  });
+}
+template void reproducible_sum_state<float>(const float*, std::int64_t, exact_accumulator<float>*, stream_t);
+template void reproducible_sum_state<double>(const double*, std::int64_t, exact_accumulator<double>*, stream_t);
+template exact_accumulator<float> reproducible_sum_state<float>(const float*, std::int64_t, stream_t);
+template exact_accumulator<double> reproducible_sum_state<double>(const double*, std::int64_t, stream_t);
 
 }  // namespace reduce

@@ -16,6 +16,7 @@
 #include "exact_sum.hpp"
 #include "exact_window.hpp"
 #include "reduce/cuda/warp_reduce.cuh"
+#include "reduce/exact_accumulator.hpp"
 #include "single_pass.cuh"
 
 namespace reduce::detail {
@@ -40,11 +41,29 @@ template <>
 constexpr int reproducible_waves<float> = 4;
 constexpr std::int64_t reproducible_block_bytes = std::int64_t{128} << 10;
 
-template <int Threads, class T, int ThreadsPerSm = reproducible_threads_per_sm<T>>
+/// The kernel's result: the rounded sum (reduce::reproducible_sum) ...
+template <class T>
+__device__ void write_exact_result(const std::int64_t* limbs, unsigned flags, std::uint32_t* digits, T* out) {
+  *out = exact_to_float<T>(limbs, flags, digits);
+}
+/// ... or the exact state itself, normalized (reduce::reproducible_sum_state). One thread, 12 / 68 limbs.
+template <class T>
+__device__ void write_exact_result(const std::int64_t* limbs, unsigned flags, std::uint32_t*,
+                                   exact_accumulator<T>* out) {
+  constexpr int L = exact_accumulator<T>::limbs;
+  for (int i = 0; i < L; ++i) out->limb[i] = limbs[i];
+  normalize_limbs(out->limb, L);
+  out->nan = (flags & exact_nan) ? 1 : 0;
+  out->pos_inf = (flags & exact_pos_inf) ? 1 : 0;
+  out->neg_inf = (flags & exact_neg_inf) ? 1 : 0;
+}
+
+/// Out: T (rounded once) or exact_accumulator<T> (the exact state).
+template <int Threads, class T, class Out, int ThreadsPerSm = reproducible_threads_per_sm<T>>
 __global__ void __launch_bounds__(Threads, ThreadsPerSm / Threads)
 reproducible_sum_kernel(const T* __restrict__ in, std::int64_t n, unsigned long long* __restrict__ global_limbs,
                         unsigned int* __restrict__ global_flags, unsigned int* __restrict__ done_blocks,
-                        T* __restrict__ out) {
+                        Out* __restrict__ out) {
   constexpr int L = exact_traits<T>::limbs;
   __shared__ unsigned long long limbs[L];
   __shared__ std::uint32_t digits[L];  // exact_to_float's scratch
@@ -91,7 +110,8 @@ reproducible_sum_kernel(const T* __restrict__ in, std::int64_t n, unsigned long 
                                (__syncthreads_or(flags & exact_neg_inf) ? exact_neg_inf : 0u);
   // __syncthreads_or is a barrier: every flush into `limbs` is done.
   if (gridDim.x == 1) {
-    if (threadIdx.x == 0) *out = exact_to_float<T>(reinterpret_cast<const std::int64_t*>(limbs), block_flags, digits);
+    if (threadIdx.x == 0)
+      write_exact_result<T>(reinterpret_cast<const std::int64_t*>(limbs), block_flags, digits, out);
     return;
   }
   for (int i = static_cast<int>(threadIdx.x); i < L; i += Threads)
@@ -114,7 +134,7 @@ reproducible_sum_kernel(const T* __restrict__ in, std::int64_t n, unsigned long 
     const unsigned f = __ldcg(global_flags);
     *global_flags = 0;
     *done_blocks = 0;
-    *out = exact_to_float<T>(reinterpret_cast<const std::int64_t*>(limbs), f, digits);
+    write_exact_result<T>(reinterpret_cast<const std::int64_t*>(limbs), f, digits, out);
   }
 }
 

@@ -191,14 +191,15 @@ T dot(const T* x, const T* y, std::int64_t n) {
 }
 
 template <class T>
-T reproducible_sum(const T* in, std::int64_t n) {
-  check_count(n, "reproducible_sum");
+exact_accumulator<T> reproducible_sum_state(const T* in, std::int64_t n) {
+  check_count(n, "reproducible_sum_state");
   using tr = detail::exact_traits<T>;
+  static_assert(tr::limbs == exact_accumulator<T>::limbs, "the public state holds the private limbs");
   struct exact {
     std::int64_t limbs[tr::limbs] = {};
     unsigned flags = 0;
   };
-  exact total;
+  exact_accumulator<T> total;
   for (const exact& p : chunk_partials<exact>(n, [&](std::int64_t b, std::int64_t e) {
          exact a;
          std::int64_t since_normalize = 0;
@@ -222,11 +223,19 @@ T reproducible_sum(const T* in, std::int64_t n) {
          detail::normalize_limbs(a.limbs, tr::limbs);
          return a;
        })) {
-    for (int i = 0; i < tr::limbs; ++i) total.limbs[i] += p.limbs[i];
-    total.flags |= p.flags;
+    // Normalized partials: each lower limb < 2^32, so one addition per thread chunk cannot overflow.
+    for (int i = 0; i < tr::limbs; ++i) total.limb[i] += p.limbs[i];
+    total.nan |= (p.flags & detail::exact_nan) ? 1 : 0;
+    total.pos_inf |= (p.flags & detail::exact_pos_inf) ? 1 : 0;
+    total.neg_inf |= (p.flags & detail::exact_neg_inf) ? 1 : 0;
   }
-  std::uint32_t digits[tr::limbs];
-  return detail::exact_to_float<T>(total.limbs, total.flags, digits);
+  normalize(total);
+  return total;
+}
+
+template <class T>
+T reproducible_sum(const T* in, std::int64_t n) {
+  return round_exact(reproducible_sum_state(in, n));
 }
 
 template <class T>
@@ -304,6 +313,7 @@ REDUCE_REFERENCE_ALL(double)
 #define REDUCE_REFERENCE_FLOAT(T)                          \
   template T norm2(const T*, std::int64_t);                \
   template T reproducible_sum(const T*, std::int64_t);     \
+  template exact_accumulator<T> reproducible_sum_state(const T*, std::int64_t); \
   template T compensated_sum(const T*, std::int64_t);      \
   template std::int64_t count_nan(const T*, std::int64_t);
 REDUCE_REFERENCE_FLOAT(float)

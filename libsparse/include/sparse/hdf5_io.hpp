@@ -42,6 +42,32 @@ template <class Value, class Index>
 host_csr<Value, Index> read_hdf5(const std::string& path, const std::string& group = "/matrix",
                                  const read_options& options = {});
 
+/// The header of the CSR matrix in `group`: shape and stored entries (attributes and the extent of
+/// `values`; no data is read). io_error as read_hdf5.
+struct hdf5_csr_info {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t nnz = 0;
+};
+hdf5_csr_info read_hdf5_info(const std::string& path, const std::string& group = "/matrix");
+
+/// row_ptr[row_begin .. row_end] (row_end - row_begin + 1 entries, as stored: not rebased), read as one
+/// hyperslab. std::invalid_argument for rows outside [0, rows]; io_error as read_hdf5.
+std::vector<std::int64_t> read_hdf5_row_ptr(const std::string& path, const std::string& group,
+                                            std::int64_t row_begin, std::int64_t row_end);
+
+/// Rows [row_begin, row_end) of the CSR matrix in `group`, reading only their entries (hyperslabs of
+/// row_ptr, col_idx and values): a (row_end - row_begin) x cols matrix whose column indices are the file's
+/// (global) ones. Validated like read_hdf5 (io_error naming the file, the dataset and the rows). What a
+/// rank of a distributed run reads (libdist).
+///
+/// Example:
+///   auto info = sparse::read_hdf5_info(path);
+///   auto mine = sparse::read_hdf5_rows<double, std::int32_t>(path, "/matrix", begin, end);
+template <class Value, class Index>
+host_csr<Value, Index> read_hdf5_rows(const std::string& path, const std::string& group, std::int64_t row_begin,
+                                      std::int64_t row_end, const read_options& options = {});
+
 /// Reads a 1-D float32/float64 dataset (e.g. "/matrix/x") with the value rules of read_hdf5;
 /// std::nullopt if it does not exist.
 template <class Value>

@@ -1,0 +1,141 @@
+// Row-distributed CSR matrices: a partition of the rows by nonzeros, each rank's rows (read from an HDF5
+// file by hyperslabs, or taken from a matrix every rank holds), a halo plan built once (which x entries
+// each rank sends and receives), and y = A x with the halo exchange overlapped by the interior rows.
+// Square matrices: x and y are partitioned like the rows. No CUDA syntax.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dist/communicator.hpp"
+#include "reduce/device.hpp"
+#include "sparse/csr.hpp"
+
+namespace dist {
+
+/// Rank r owns rows (and x, y entries) [offsets[r], offsets[r + 1]).
+struct row_partition {
+  std::vector<std::int64_t> offsets;  ///< P + 1 non-decreasing entries, offsets[0] = 0, offsets[P] = rows
+  int parts() const noexcept { return static_cast<int>(offsets.size()) - 1; }
+  std::int64_t begin(int r) const { return offsets[static_cast<std::size_t>(r)]; }
+  std::int64_t end(int r) const { return offsets[static_cast<std::size_t>(r) + 1]; }
+  /// The rank owning `row` (binary search; the LAST of equal offsets, so empty parts own nothing).
+  int owner(std::int64_t row) const;
+};
+
+/// Contiguous row blocks of about equal nonzeros: part r starts at the first row i with
+/// row_ptr[i] >= r * nnz / P (integer arithmetic in 128 bits: no overflow at any nnz). Rows are never
+/// split, so a part can exceed nnz / P by its longest row. `row_ptr` holds rows + 1 global entries.
+row_partition partition_by_nonzeros(const std::vector<std::int64_t>& row_ptr, int parts);
+
+/// Which x entries travel for y = A x. Ghosts are the x entries this rank's rows read but another
+/// rank owns, sorted by global index (so grouped by owner). Received ghosts land at local positions
+/// local_rows + g, g = 0 .. ghosts - 1, after the owned entries.
+struct halo_plan {
+  std::int64_t local_rows = 0;
+  std::vector<std::int64_t> ghost_global;  ///< global index of each ghost, ascending
+  std::vector<int> recv_ranks;             ///< ranks this one receives from, ascending
+  std::vector<std::int64_t> recv_offsets;  ///< ghosts [recv_offsets[k], recv_offsets[k + 1]) come from recv_ranks[k]
+  std::vector<int> send_ranks;             ///< ranks this one sends to, ascending
+  std::vector<std::int64_t> send_offsets;  ///< send_local[send_offsets[k] .. send_offsets[k + 1]) go to send_ranks[k]
+  std::vector<std::int64_t> send_local;    ///< owned (local) indices to send, ascending per destination
+};
+
+/// This rank's rows of a square matrix distributed by rows, split for the overlapped SpMV into
+///  * interior: rows whose columns are all owned, in local column numbering [0, local_rows);
+///  * boundary: rows reading at least one ghost, columns [0, local_rows + ghosts) (owned, then ghosts);
+/// each a plain sparse::host_csr (libsparse's kernels run on them unchanged), with the local row of each.
+/// Entries keep their stored order within a row, so every row's product is computed from the same values
+/// in the same order whatever the partition: SpMV results are bitwise independent of the rank count.
+template <class Value, class Index>
+class distributed_csr {
+public:
+  /// Collective. `local` holds rows [part.begin(rank), part.end(rank)) with GLOBAL column indices
+  /// (cols() = the global size). Builds the halo plan (one all-to-all of counts, one of indices).
+  /// Throws std::invalid_argument for a matrix that is not square or rows that do not match the partition;
+  /// the failure is agreed among all ranks (rank_failure on every rank).
+  distributed_csr(const communicator& comm, row_partition part, const sparse::host_csr<Value, Index>& local);
+
+  std::int64_t global_rows() const noexcept { return part_.offsets.back(); }
+  std::int64_t local_rows() const noexcept { return halo_.local_rows; }
+  std::int64_t first_row() const noexcept { return first_row_; }
+  std::int64_t local_nnz() const noexcept { return interior_.nnz() + boundary_.nnz(); }
+  const row_partition& partition() const noexcept { return part_; }
+  const halo_plan& halo() const noexcept { return halo_; }
+  const sparse::host_csr<Value, Index>& interior() const noexcept { return interior_; }
+  const sparse::host_csr<Value, Index>& boundary() const noexcept { return boundary_; }
+  const std::vector<std::int64_t>& interior_rows() const noexcept { return interior_rows_; }
+  const std::vector<std::int64_t>& boundary_rows() const noexcept { return boundary_rows_; }
+  /// The stored diagonal entries of the local rows (0 where none), for Jacobi preconditioning.
+  const std::vector<Value>& diagonal() const noexcept { return diagonal_; }
+
+private:
+  row_partition part_;
+  std::int64_t first_row_ = 0;
+  halo_plan halo_;
+  sparse::host_csr<Value, Index> interior_, boundary_;
+  std::vector<std::int64_t> interior_rows_, boundary_rows_;
+  std::vector<Value> diagonal_;
+};
+
+/// Collective: reads the CSR matrix in `group` of the HDF5 file `path` (libsparse's schema), each rank only
+/// its rows. Rank 0 reads row_ptr (8 bytes per row) and partitions by nonzeros; the offsets are broadcast;
+/// every rank then reads its rows' part of row_ptr, col_idx and values as hyperslabs
+/// (sparse::read_hdf5_rows). A bad file on any rank throws the same rank_failure on every rank.
+///
+/// Example:
+///   dist::communicator comm;
+///   auto a = dist::read_hdf5<double, std::int32_t>(comm, "a.h5");
+///   dist::host_spmv<double, std::int32_t> spmv(comm, a);   spmv.apply(x_local.data(), y_local.data());
+template <class Value, class Index>
+distributed_csr<Value, Index> read_hdf5(const communicator& comm, const std::string& path,
+                                        const std::string& group = "/matrix");
+
+/// Collective: every rank holds the same global matrix (tests, generated problems); each keeps its rows of
+/// a partition by nonzeros.
+template <class Value, class Index>
+distributed_csr<Value, Index> distribute(const communicator& comm, const sparse::host_csr<Value, Index>& global);
+
+/// y = A x on the CPU for a distributed_csr, with the halo exchange in flight (MPI_Isend / MPI_Irecv) while
+/// the interior rows are computed (libsparse's reference SpMV: double accumulation, one rounding per row),
+/// the boundary rows after MPI_Waitall. Holds the exchange buffers (allocated once). Collective per apply.
+template <class Value, class Index>
+class host_spmv {
+public:
+  host_spmv(const communicator& comm, const distributed_csr<Value, Index>& a);
+  /// y_local = (A x)_local; x_local and y_local hold local_rows() entries and must not overlap.
+  void apply(const Value* x_local, Value* y_local);
+
+private:
+  const communicator* comm_;
+  const distributed_csr<Value, Index>* a_;
+  std::vector<Value> x_ext_, send_, y_interior_, y_boundary_;
+  std::vector<MPI_Request> requests_;  // one per neighbour and direction, reused by every apply
+};
+
+/// y = A x on the GPU for a distributed_csr: the interior and boundary rows as libsparse plans
+/// (sparse::spmv_plan, algorithm chosen per block), the x entries to send gathered on the device, the
+/// halo carried by the communicator's device transport (enable_device() first): NCCL send/receive on a
+/// second stream, or a copy to pinned host memory and MPI_Isend / MPI_Irecv; the interior rows run on
+/// `stream` meanwhile, the boundary rows after the halo arrived. Results per row are within libsparse's
+/// SpMV bound (gamma_k sum_j |a_ij x_j|, k the row length); not bitwise the CPU path. Collective per apply.
+template <class Value, class Index>
+class device_spmv {
+public:
+  device_spmv(const communicator& comm, const distributed_csr<Value, Index>& a);
+  ~device_spmv();
+  device_spmv(const device_spmv&) = delete;
+  device_spmv& operator=(const device_spmv&) = delete;
+  /// d_y_local = (A x)_local on `stream` (device memory, local_rows() entries each, not overlapping);
+  /// returns when the halo has been exchanged (the boundary rows may still run on `stream`).
+  void apply(const Value* d_x_local, Value* d_y_local, reduce::stream_t stream = nullptr);
+
+private:
+  struct state;
+  const communicator* comm_;
+  const distributed_csr<Value, Index>* a_;
+  std::unique_ptr<state> s_;
+};
+
+}  // namespace dist

@@ -98,13 +98,14 @@ void domain::validate(const std::string& what) const {
 //     columns, so small domains fill the GPU (400 columns: 0.057 ms, 25x faster), but lanes idle past nz
 //     and strided loads cost it on large ones (CONUS 433 x 308 = 133,364 columns: 0.641 against
 //     thread_per_column's 0.407 ms, H200).
-// The switch: thread_per_column when its grid supplies at least a quarter of the resident warps of
-// every SM (columns >= 32 x SMs x max_warps_per_sm / 4: 67,584 columns on 132 SMs x 64 warps), i.e.
-// ~16 warps per SM, about what its register budget lets it keep (5 blocks of 4 warps); below, the
-// exposed latency dominates. The two measured points bracket it (400 and 133,364 columns); the
-// crossover measured by `wsm5 bench --crossover` (libwsm5/README.md) is what to replace it with.
+// The switch: thread_per_column from 32 x SMs x max_warps_per_sm / 8 columns (33,792 on 132 SMs x 64
+// warps: an eighth of the resident threads, ~8 warps per SM). Measured by `wsm5 bench --crossover` on an
+// H100 (132 SMs; ms per call, thread / warp): 16,384 columns 0.167 / 0.102, 32,768 0.198 / 0.202 (equal),
+// 65,536 0.262 / 0.388, 131,072 0.524 / 0.755: warp_per_column grows with the columns from ~8k on while
+// thread_per_column stays flat until its grid fills the SMs, so they cross at ~32k. A quarter of the
+// resident threads (67,584) left 65,536 columns on warp_per_column at 1.48x the better time.
 std::int64_t automatic_threshold_columns(const gpu_capacity& c) {
-  return std::int64_t{32} * c.sms * c.max_warps_per_sm / 4;  // a quarter of the resident threads
+  return std::int64_t{32} * c.sms * c.max_warps_per_sm / 8;  // an eighth of the resident threads
 }
 variant choose_variant(std::int64_t columns, const gpu_capacity& c) {
   return columns >= automatic_threshold_columns(c) ? variant::thread_per_column : variant::warp_per_column;

@@ -196,12 +196,13 @@ CPU_TEST_CASE(reader_refuses_a_file_with_zero_columns) {
   BOOST_TEST(std::string(e->what()).find("test_wsm5_zero_columns.h5: ") != std::string::npos);
 }
 
-CPU_TEST_CASE(automatic_switches_at_a_quarter_of_the_resident_threads) {
+CPU_TEST_CASE(automatic_switches_at_an_eighth_of_the_resident_threads) {
   const wsm5::gpu_capacity h100{132, 64};
-  BOOST_TEST(wsm5::automatic_threshold_columns(h100) == 67584);
+  BOOST_TEST(wsm5::automatic_threshold_columns(h100) == 33792);
   BOOST_TEST((wsm5::choose_variant(400, h100) == wsm5::variant::warp_per_column));      // 0.057 vs 1.44 ms
-  BOOST_TEST((wsm5::choose_variant(67583, h100) == wsm5::variant::warp_per_column));
-  BOOST_TEST((wsm5::choose_variant(67584, h100) == wsm5::variant::thread_per_column));
+  BOOST_TEST((wsm5::choose_variant(33791, h100) == wsm5::variant::warp_per_column));
+  BOOST_TEST((wsm5::choose_variant(33792, h100) == wsm5::variant::thread_per_column));
+  BOOST_TEST((wsm5::choose_variant(65536, h100) == wsm5::variant::thread_per_column));  // 0.262 vs 0.388 ms
   BOOST_TEST((wsm5::choose_variant(433 * 308, h100) == wsm5::variant::thread_per_column));  // 0.407 vs 0.641 ms
   BOOST_TEST((wsm5::parse_variant("automatic") == wsm5::variant::automatic));
   BOOST_TEST(std::string(wsm5::to_string(wsm5::variant::automatic)) == "automatic");

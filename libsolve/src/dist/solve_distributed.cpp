@@ -146,23 +146,10 @@ result solve(const dist::communicator& comm, const dist::distributed_csr<Value, 
   if (!use_guess) x.assign(b.size(), Value(0));
   dist::host_spmv<Value, Index> spmv(comm, a);
   dist_space<Value, Index> sp{comm, a, spmv, opt.reproducible};
+  result res = detail::run_krylov(sp, b, x, opt);
+  // ||b - A x|| / ||b||, both sums in one collective.
   const std::size_t n = b.size();
   std::vector<Value> r(n);
-  sp.apply(x, r);
-  for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
-
-  result res;
-  res.method = opt.method;
-  const double bb = sp.dot(b, b);
-  res.rhs_norm = std::sqrt(bb);
-  detail::tracker t{res, detail::threshold2(opt, bb), opt.keep_history, opt};
-  switch (opt.method) {
-    case krylov_method::cg: detail::cg(sp, x, r, false, opt, t); break;
-    case krylov_method::pcg: detail::cg(sp, x, r, true, opt, t); break;
-    case krylov_method::bicgstab: detail::bicgstab(sp, x, r, opt, t); break;
-    case krylov_method::pipecg: detail::pipecg(sp, b, x, r, opt, t); break;
-  }
-  // ||b - A x|| / ||b||, both sums in one collective.
   sp.apply(x, r);
   typename dist_space<Value, Index>::accumulator sums[2] = {sp.accumulator_for(n), sp.accumulator_for(n)};
   for (std::size_t i = 0; i < n; ++i) {

@@ -366,4 +366,26 @@ void pipecg(Space& sp, const std::vector<Value>& b, std::vector<Value>& x, std::
 }
 
 
+/// One solve on a space (serial_space, dist_space): r = b - A x, ||b||, the method's loop. x holds x0 on
+/// entry and the solution on return; the caller adds the true residual, which each space computes its way.
+template <class Space, class Value>
+result run_krylov(Space& sp, const std::vector<Value>& b, std::vector<Value>& x, const options& opt) {
+  const std::size_t n = b.size();
+  std::vector<Value> r(n);
+  sp.apply(x, r);
+  for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
+  result res;
+  res.method = opt.method;
+  const double bb = sp.dot(b, b);
+  res.rhs_norm = std::sqrt(bb);
+  tracker t{res, threshold2(opt, bb), opt.keep_history, opt};
+  switch (opt.method) {
+    case krylov_method::cg: cg(sp, x, r, false, opt, t); break;
+    case krylov_method::pcg: cg(sp, x, r, true, opt, t); break;
+    case krylov_method::bicgstab: bicgstab(sp, x, r, opt, t); break;
+    case krylov_method::pipecg: pipecg(sp, b, x, r, opt, t); break;
+  }
+  return res;
+}
+
 }  // namespace solve::detail

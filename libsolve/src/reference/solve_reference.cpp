@@ -107,23 +107,8 @@ result solve(const sparse::host_csr<Value, Index>& a, const std::vector<Value>& 
   if (use_guess) detail::check_vector_size("initial guess", static_cast<std::int64_t>(x.size()), a.rows());
   else x.assign(b.size(), Value(0));
 
-  const std::size_t n = b.size();
-  std::vector<Value> r(n);
-  apply(a, x, r);
-  for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
-
   serial_space<Value, Index> sp{a};
-  result res;
-  res.method = opt.method;
-  const double bb = sp.dot(b, b);
-  res.rhs_norm = std::sqrt(bb);
-  detail::tracker t{res, detail::threshold2(opt, bb), opt.keep_history, opt};
-  switch (opt.method) {
-    case krylov_method::cg: detail::cg(sp, x, r, false, opt, t); break;
-    case krylov_method::pcg: detail::cg(sp, x, r, true, opt, t); break;
-    case krylov_method::bicgstab: detail::bicgstab(sp, x, r, opt, t); break;
-    case krylov_method::pipecg: detail::pipecg(sp, b, x, r, opt, t); break;
-  }
+  result res = detail::run_krylov(sp, b, x, opt);
   res.true_relative_residual = true_relative_residual(a, b, x);
   return res;
 }

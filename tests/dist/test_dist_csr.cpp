@@ -92,7 +92,7 @@ void check_spmv_bitwise(const csr& a, const dist::distributed_csr<double, std::i
   dist::host_spmv<double, std::int32_t> spmv(world(), d);
   std::vector<double> y(static_cast<std::size_t>(d.local_rows()), std::nan(""));
   spmv.apply(x.data() + d.first_row(), y.data());
-  BOOST_TEST(std::memcmp(y.data(), y_one.data() + d.first_row(), y.size() * sizeof(double)) == 0,
+  BOOST_TEST((y.empty() || std::memcmp(y.data(), y_one.data() + d.first_row(), y.size() * sizeof(double)) == 0),
              "the distributed SpMV differs from the one-rank reference on rank " << world().rank());
   // The check can fail: a halo entry that did not arrive (the ghost left at its previous value) changes
   // a boundary row of any rank that has ghosts.

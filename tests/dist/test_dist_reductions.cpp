@@ -3,6 +3,7 @@
 // derived bound otherwise. Every rank builds the same global vector from the seed and keeps its slice.
 #include <boost/mpl/list.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -76,6 +77,16 @@ CPU_TEST_CASE_TEMPLATE(reproducible_sum_is_bitwise_the_one_rank_sum_for_any_part
   if (p > 1) BOOST_TEST(rounded_partials_differ, "the data cannot tell an exact exchange from rounded partials");
 }
 
+/// The 2-norm of x without its largest-magnitude element: a wrong answer (a dropped element) that a norm2
+/// bound must reject. For offset_vector data (values in [-1/2, 3/2)) it is smaller by about
+/// max x_i^2 / (2 ||x||^2) >= 1 / (1.2 n) relative, far above every norm bound below for n <= 10^6.
+template <class T>
+long double norm_without_largest(const std::vector<T>& x) {
+  long double sq = test::oracle::sum_of_squares(x).sum, largest = 0;
+  for (T v : x) largest = std::max(largest, std::fabs(static_cast<long double>(v)));
+  return std::sqrt(std::max(0.0L, sq - largest * largest));
+}
+
 CPU_TEST_CASE_TEMPLATE(sum_dot_norm2_within_their_derived_bounds, T, float_types) {
   const int p = world().size();
   for (std::int64_t n : {std::int64_t{0}, std::int64_t{33}, std::int64_t{100003}}) {
@@ -108,6 +119,10 @@ CPU_TEST_CASE_TEMPLATE(sum_dot_norm2_within_their_derived_bounds, T, float_types
       const double norm_rel = test::gamma<T>(1) + 2 * test::gamma<double>(static_cast<double>(n) + 1) +
                               test::gamma<double>(p + 4);
       BOOST_TEST(test::within_bound(nrm, exact, norm_rel * static_cast<double>(exact)));
+      if (n > 0) {  // the bound rejects a dropped element
+        BOOST_TEST(!test::within_bound(static_cast<double>(norm_without_largest(x)), exact,
+                                       norm_rel * static_cast<double>(exact)));
+      }
       // multi_dot: the same two dots in one collective, the same bits as dot (same local pass, same sum).
       const T* xs[2] = {sx.data, sy.data};
       const T* ys[2] = {sy.data, sy.data};
@@ -213,6 +228,10 @@ void check_device_reductions(bool prefer_nccl) {
         const long double exact = std::sqrt(test::oracle::sum_of_squares(y).sum);
         const double norm_rel = 2 * test::gamma<T>(1) + test::gamma<double>(k + 1) + test::gamma<double>(p + 4);
         BOOST_TEST(test::within_bound(dist::norm2(comm, dy.data(), sy.n), exact, norm_rel * static_cast<double>(exact)));
+        if (n > 0) {  // the bound rejects a dropped element
+          BOOST_TEST(!test::within_bound(static_cast<double>(norm_without_largest(y)), exact,
+                                         norm_rel * static_cast<double>(exact)));
+        }
         const T* xs[2] = {dy.data(), dx.data()};
         const T* ys[2] = {dy.data(), dy.data()};
         T out[2];

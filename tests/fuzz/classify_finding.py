@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Classifies a libFuzzer finding (its log) as libhdf5's own defect or ours.
+
+    classify_finding.py LOG        exit 0: inside libhdf5 (third party); 1: ours, or no such finding
+    classify_finding.py --self-test
+
+A timeout or an AddressSanitizer memory error is libhdf5 1.10's defect when the innermost frame of library
+code (not the sanitizer, libFuzzer, libc or an interceptor) lies in libhdf5 and, for an overflow, the block
+overflowed was allocated by libhdf5 too. Seen on corrupted files: the global-heap code loops forever or
+copies from a wild address when a variable-length string attribute points at a corrupted heap object
+(libhdf5 1.10 checks the object's index by assert only; HDFGroup/hdf5 pull 2808, in 1.14.2, validates it),
+and the metadata cache frees an address it never allocated when closing such a file.
+Ours, always: leaks (our handles), UBSan reports, out-of-memory, a frame of our code innermost, and an
+overflow of a block our code allocated (a buffer we sized wrong, even if libhdf5 wrote past it).
+"""
+import re
+import sys
+
+FINDING = re.compile(r"ERROR: (libFuzzer: timeout|AddressSanitizer: )")
+NOT_LIBRARY_CODE = re.compile(r"sanitizer|fuzzer::|libc\.so|__interceptor_|sysdeps/")
+SOURCE_LOCATION = re.compile(r"\.(cpp|hpp|cc|h|c):\d+")
+
+
+def innermost(stack):
+    """The first frame of library code; interceptors are frames of the fuzz binary without a source line."""
+    for line in stack:
+        if NOT_LIBRARY_CODE.search(line):
+            continue
+        if "/fuzz_" in line and not SOURCE_LOCATION.search(line):
+            continue
+        return line
+    return ""
+
+
+def stacks(text):
+    blocks, current = [], []
+    for line in text.splitlines():
+        if re.match(r"^ +#\d+ ", line):
+            current.append(line)
+        elif current:
+            blocks.append(current)
+            current = []
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def inside_libhdf5(text):
+    m = FINDING.search(text)
+    if not m or "ERROR: LeakSanitizer" in text:
+        return False
+    report = text[m.start():]
+    blocks = stacks(report)
+    if not blocks or "libhdf5" not in innermost(blocks[0]):
+        return False
+    if "allocated by thread" in report and (len(blocks) < 2 or "libhdf5" not in innermost(blocks[1])):
+        return False
+    return True
+
+
+def frame(i, where):
+    return f"    #{i} 0x7f0000000000 in {where}"
+
+
+HDF5 = "(/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x1)"
+SAMPLES = {
+    # name: (log, expected inside_libhdf5)
+    "timeout_in_global_heap": ("==1== ERROR: libFuzzer: timeout after 10 seconds\n" + "\n".join([
+        frame(0, "__sanitizer_print_stack_trace (/b/fuzz_csr_hdf5+0x1)"),
+        frame(1, "fuzzer::PrintStackTrace() (/b/fuzz_csr_hdf5+0x1)"),
+        frame(2, " (/lib/x86_64-linux-gnu/libc.so.6+0x3c04f)"),
+        frame(3, " " + HDF5), frame(4, "H5HG_read " + HDF5),
+        frame(5, "sparse::read_string_attr() /src/libsparse/src/hdf5_io.cpp:206:9")]), True),
+    "wild_copy_in_global_heap": ("==1==ERROR: AddressSanitizer: SEGV on unknown address\n" + "\n".join([
+        frame(0, "__memcpy_avx_unaligned_erms string/../sysdeps/x86_64/multiarch/memmove.S:531"),
+        frame(1, "__interceptor_memcpy (/b/fuzz_csr_hdf5+0xd1d57)"),
+        frame(2, "H5HG_read " + HDF5),
+        frame(3, "sparse::read_string_attr() /src/libsparse/src/hdf5_io.cpp:206:9")]), True),
+    "bad_free_in_metadata_cache": ("==1==ERROR: AddressSanitizer: attempting free on address\n" + "\n".join([
+        frame(0, "free (/b/fuzz_csr_hdf5+0x13a532)"), frame(1, "H5MM_xfree " + HDF5),
+        frame(2, "H5Fclose " + HDF5), frame(3, "gpukit::hdf5::handle::reset() /src/hdf5_handle.hpp:52:29")]), True),
+    "timeout_in_our_reader": ("==1== ERROR: libFuzzer: timeout after 10 seconds\n" + "\n".join([
+        frame(0, "__sanitizer_print_stack_trace (/b/fuzz_csr_hdf5+0x1)"),
+        frame(1, " (/lib/x86_64-linux-gnu/libc.so.6+0x3c04f)"),
+        frame(2, "sparse::open_csr() /src/libsparse/src/hdf5_io.cpp:313:30"),
+        frame(3, "H5Aread " + HDF5)]), False),
+    "libhdf5_overflows_our_buffer": ("==1==ERROR: AddressSanitizer: heap-buffer-overflow on address\n" + "\n".join([
+        frame(0, "__interceptor_memcpy (/b/fuzz_csr_hdf5+0xd1d57)"), frame(1, "H5D__read " + HDF5),
+        frame(2, "sparse::read_dataset() /src/libsparse/src/hdf5_io.cpp:120:3")]) +
+        "\n0x1 is located 0 bytes to the right of 40-byte region\nallocated by thread T0 here:\n" + "\n".join([
+        frame(0, "operator new(unsigned long) (/b/fuzz_csr_hdf5+0x1)"),
+        frame(1, "std::vector<int>::vector() /usr/include/c++/12/bits/stl_vector.h:557:7")]), False),
+    "libhdf5_overflows_its_own_block": ("==1==ERROR: AddressSanitizer: heap-buffer-overflow on address\n" + "\n".join([
+        frame(0, "H5O_attr_decode " + HDF5), frame(1, "H5Aexists " + HDF5)]) +
+        "\nallocated by thread T0 here:\n" + "\n".join([
+        frame(0, "malloc (/b/fuzz_wsm5_hdf5+0x1)"), frame(1, "H5FL_blk_malloc " + HDF5)]), True),
+    "leak_of_a_libhdf5_allocation": ("==1==ERROR: LeakSanitizer: detected memory leaks\n" + "\n".join([
+        frame(0, "malloc (/b/fuzz_csr_hdf5+0x1)"), frame(1, "H5FL_reg_malloc " + HDF5)]) +
+        "\n==1==ERROR: AddressSanitizer: SEGV\n" + frame(0, "H5HG_read " + HDF5), False),
+    "ubsan_report": ("/src/libwsm5/src/domain.cpp:52:7: runtime error: signed integer overflow\n" +
+        frame(0, "H5Dread " + HDF5), False),
+}
+
+
+def self_test():
+    failures = [name for name, (log, expected) in SAMPLES.items() if inside_libhdf5(log) != expected]
+    for name in failures:
+        print(f"classify_finding self-test: {name} misclassified", file=sys.stderr)
+    print(f"classify_finding self-test: {len(SAMPLES) - len(failures)} of {len(SAMPLES)} samples classified right")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--self-test"]:
+        sys.exit(self_test())
+    if len(sys.argv) != 2:
+        sys.exit(__doc__.split("\n\n")[1])
+    with open(sys.argv[1], errors="replace") as f:
+        sys.exit(0 if inside_libhdf5(f.read()) else 1)

@@ -3,6 +3,12 @@
 // the domain totals of a call combined across ranks. Each column's physics is independent of the others,
 // so a part stepped on its rank gives bitwise the columns of the whole domain stepped on one process, and
 // the totals (reproducible sums, exact maxima) are the same bits for any rank count. Never prints.
+//
+// Example (every rank; `whole` read on rank 0 only):
+//   wsm5::distributed::split s;
+//   wsm5::domain part = wsm5::distributed::scatter(comm, whole, s);
+//   const auto diag = wsm5::distributed::combine(comm, part, wsm5::reference::step(part));
+//   wsm5::distributed::gather(comm, part, s, whole);  // rank 0: whole after one call
 #pragma once
 #include <cstdint>
 #include <vector>

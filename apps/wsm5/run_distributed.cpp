@@ -13,6 +13,7 @@
 #include <functional>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,18 @@ double one_thread_seconds(wsm5::domain part, std::int64_t all_columns) {
   return seconds_since(t0) * static_cast<double>(all_columns) / static_cast<double>(part.columns());
 }
 
+/// The first NaN or Inf of rank r's part, named by its column in the whole domain.
+std::optional<wsm5::nonfinite_value> nonfinite_in_whole(const wsm5::domain& part, const wsm5::distributed::split& s,
+                                                        int r) {
+  auto v = wsm5::find_nonfinite(part);
+  if (v) {
+    const auto w = wsm5::distributed::whole_column(s, r, v->i, v->j);
+    v->i = w.i;
+    v->j = w.j;
+  }
+  return v;
+}
+
 part_run step_part(const dist::communicator& comm, wsm5::domain& part, const wsm5::distributed::split& s, int calls) {
   part_run r;
   if (comm.rank() == 0) r.one_thread_s = one_thread_seconds(part, s.nx * s.ny);
@@ -89,7 +102,7 @@ part_run step_part(const dist::communicator& comm, wsm5::domain& part, const wsm
     const auto t0 = clock_type::now();
     const wsm5::diagnostics local = wsm5::reference::step(part, 0);
     t.push_back(seconds_since(t0));
-    agreed(comm, false, [&] { stop_on_nonfinite(wsm5::find_nonfinite(part), c + 1, calls, "cpu"); });
+    agreed(comm, false, [&] { stop_on_nonfinite(nonfinite_in_whole(part, s, comm.rank()), c + 1, calls, "cpu"); });
     r.diag = wsm5::distributed::combine(comm, part, local);
   }
   std::sort(t.begin(), t.end());

@@ -96,7 +96,14 @@ CPU_TEST_CASE(parts_round_trip_and_the_comparison_fails_when_it_should) {
   const auto s = wsm5::distributed::split_columns(6, 2, 12, 3);  // 2 rows, 3 parts: by columns
   BOOST_TEST(!s.by_rows);
   wsm5::domain rebuilt = d0;
-  for (int r = 0; r < s.parts(); ++r) wsm5::distributed::put_part(rebuilt, s, r, wsm5::distributed::part_of(stepped, s, r));
+  for (int r = 0; r < s.parts(); ++r) {
+    const wsm5::domain part = wsm5::distributed::part_of(stepped, s, r);
+    for (std::int64_t c = 0; c < part.columns(); ++c) {  // whole_column names the same column
+      const auto w = wsm5::distributed::whole_column(s, r, c % part.nx, c / part.nx);
+      BOOST_TEST(part.th[part.at(c % part.nx, 3, c / part.nx)] == stepped.th[stepped.at(w.i, 3, w.j)]);
+    }
+    wsm5::distributed::put_part(rebuilt, s, r, part);
+  }
   BOOST_TEST(!first_difference(rebuilt, stepped).has_value());
   // A dropped part (rank 1's columns never put back) is caught ...
   wsm5::domain dropped = d0;
@@ -106,6 +113,16 @@ CPU_TEST_CASE(parts_round_trip_and_the_comparison_fails_when_it_should) {
   wsm5::domain nudged = stepped;
   nudged.qr[17] = std::nextafter(nudged.qr[17], 1.0f);
   BOOST_TEST(first_difference(nudged, stepped).value_or("") == "qr[17]");
+}
+
+CPU_TEST_CASE(whole_column_of_a_split_by_rows) {
+  const wsm5::domain d0 = wsm5::generate(4, 5, 6, 43);
+  const auto s = wsm5::distributed::split_columns(4, 5, 6, 2);  // rows 0-1 and 2-4
+  const wsm5::domain part = wsm5::distributed::part_of(d0, s, 1);
+  BOOST_TEST(part.ny == 3);
+  const auto w = wsm5::distributed::whole_column(s, 1, 3, 2);
+  BOOST_TEST((w.i == 3 && w.j == 4));
+  BOOST_TEST(part.qv[part.at(3, 5, 2)] == d0.qv[d0.at(3, 5, 4)]);
 }
 
 CPU_TEST_CASE(generated_domain_split_by_rows_is_bitwise_one_process) {

@@ -34,6 +34,12 @@ struct split {
 };
 split split_columns(std::int64_t nx, std::int64_t ny, std::int64_t nz, int parts);
 
+/// The whole domain's column (i, j) of column (i, j) of rank r's part (to name a cell in a message).
+struct column_index {
+  std::int64_t i = 0, j = 0;
+};
+column_index whole_column(const split& s, int r, std::int64_t i, std::int64_t j);
+
 /// Rank r's part of `whole` as a domain of its own (every field; dt and shape as split says).
 domain part_of(const domain& whole, const split& s, int r);
 /// Copies `part` (rank r's part) back into `whole` (prognostics, inputs and 2D fields).

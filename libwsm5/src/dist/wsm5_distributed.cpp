@@ -143,6 +143,12 @@ split split_columns(std::int64_t nx, std::int64_t ny, std::int64_t nz, int parts
   return s;
 }
 
+column_index whole_column(const split& s, int r, std::int64_t i, std::int64_t j) {
+  if (s.by_rows) return {i, s.first[static_cast<std::size_t>(r)] + j};
+  const std::int64_t c = first_column(s, r) + i;  // a one-row part: i counts its columns
+  return {c % s.nx, c / s.nx};
+}
+
 domain part_of(const domain& whole, const split& s, int r) {
   domain p = empty_part(s, r, whole.dt, whole.columns_form);
   for (const auto& n : field_names_3d()) extract(s, r, true, field(whole, n).data(), field(p, n).data());

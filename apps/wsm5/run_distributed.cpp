@@ -166,6 +166,7 @@ int run_on_ranks(const dist::communicator& comm, const run_options& opt) {
     if (comm.rank() != 0) return;
     gpukit::check_output_paths({opt.in}, {opt.output, opt.json});
     d0 = wsm5::read_hdf5(opt.in);
+    (void)wsm5::distributed::split_columns(d0.nx, d0.ny, d0.nz, comm.size());  // refuses what MPI counts cannot hold
   });
   wsm5::distributed::split s;
   wsm5::domain part = wsm5::distributed::scatter(comm, d0, s);

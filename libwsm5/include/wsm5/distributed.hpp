@@ -32,6 +32,8 @@ struct split {
   /// Columns held by rank r.
   std::int64_t columns(int r) const;
 };
+/// Throws std::invalid_argument for a non-positive size or part count, or more than 2^31 - 1 columns (the
+/// MPI counts and displacements are ints, in columns).
 split split_columns(std::int64_t nx, std::int64_t ny, std::int64_t nz, int parts);
 
 /// The whole domain's column (i, j) of column (i, j) of rank r's part (to name a cell in a message).

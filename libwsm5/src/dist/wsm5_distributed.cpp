@@ -34,8 +34,10 @@ void for_each_run(const split& s, int r, bool is_3d, F f) {
     if (n > 0) f(is_3d ? c0 * s.nz : c0, std::int64_t{0}, is_3d ? n * s.nz : n);
     return;
   }
-  for (std::int64_t c = c0; c < c0 + n; ++c)
-    for (std::int64_t k = 0; k < s.nz; ++k) f((c / s.nx * s.nz + k) * s.nx + c % s.nx, k * n + (c - c0), std::int64_t{1});
+  for (std::int64_t c = c0; c < c0 + n; ++c) {
+    const std::int64_t i = c % s.nx, j = c / s.nx;
+    for (std::int64_t k = 0; k < s.nz; ++k) f((j * s.nz + k) * s.nx + i, k * n + (c - c0), std::int64_t{1});
+  }
 }
 
 /// Rank r's part of a whole field, and back.
@@ -170,16 +172,20 @@ domain scatter(const dist::communicator& comm, const domain& whole, split& s) {
   domain part = empty_part(s, comm.rank(), dt, shape[3] != 0);
   const layout l = column_layout(s);
   const bool root = comm.rank() == 0;
-  for (const auto& n : field_names_3d()) scatter_field(comm, s, l, root ? &field(whole, n) : nullptr, field(part, n), true);
-  for (const auto& n : field_names_2d()) scatter_field(comm, s, l, root ? &field(whole, n) : nullptr, field(part, n), false);
+  for (const auto& n : field_names_3d())
+    scatter_field(comm, s, l, root ? &field(whole, n) : nullptr, field(part, n), true);
+  for (const auto& n : field_names_2d())
+    scatter_field(comm, s, l, root ? &field(whole, n) : nullptr, field(part, n), false);
   return part;
 }
 
 void gather(const dist::communicator& comm, const domain& part, const split& s, domain& whole) {
   const layout l = column_layout(s);
   const bool root = comm.rank() == 0;
-  for (const auto& n : changed_3d()) gather_field(comm, s, l, field(part, n), root ? &field(whole, n) : nullptr, true);
-  for (const auto& n : field_names_2d()) gather_field(comm, s, l, field(part, n), root ? &field(whole, n) : nullptr, false);
+  for (const auto& n : changed_3d())
+    gather_field(comm, s, l, field(part, n), root ? &field(whole, n) : nullptr, true);
+  for (const auto& n : field_names_2d())
+    gather_field(comm, s, l, field(part, n), root ? &field(whole, n) : nullptr, false);
 }
 
 diagnostics combine(const dist::communicator& comm, const domain& part, const diagnostics& local) {

@@ -135,6 +135,11 @@ int run_checked(const run_options& opt) {
 }  // namespace
 
 int run_command(const run_options& opt) {
+#if defined(GPUKIT_DISTRIBUTED)
+  // Under mpirun with several ranks: the domain split over the ranks (run_distributed.cpp); one rank runs
+  // as always.
+  if (mpi_world_size_from_environment() > 1) return run_distributed_command(opt);
+#endif
   try {
     return run_checked(opt);
   } catch (const nonfinite_failure& e) {  // a runtime failure, not bad input: exit 3, nothing written

@@ -77,3 +77,43 @@ gpukit_cli_test(NAME wsm5_bench_without_gpu EXPECT 3 STDERR_LINES 1 JSON b.json
 gpukit_cli_test(NAME wsm5_bench_needs_crossover EXPECT 2 STDERR_LINES 1 COMMAND ${WSM5} bench)
 gpukit_cli_test(NAME wsm5_run_variant_automatic_cpu EXPECT 0 STDERR_LINES 0 JSON r.json
                 COMMAND ${WSM5} run ${GOLDEN} --variant automatic --device cpu --check --json r.json --quiet)
+
+# Under mpiexec (GPUKIT_DISTRIBUTED): `wsm5 run` splits the columns over 2 and 3 ranks (the golden columns:
+# one row, split by columns; a generated 6 x 5 domain: split by rows); the output holds the one-process
+# run's bits in every field, the text and report are written once, by rank 0 (wsm5_mpi_compare.cmake). A
+# missing or unreadable file, or a GPU variant asked for, exits 2 on every rank with ONE error line
+# (mpiexec adds its own banner) and no rank hangs (the test's timeout).
+if(GPUKIT_DISTRIBUTED)
+  add_executable(wsm5_same_fields wsm5_same_fields.cpp)
+  target_link_libraries(wsm5_same_fields PRIVATE wsm5::wsm5)
+  gpukit_warnings(wsm5_same_fields)
+  set(MPI_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+              OMPI_MCA_mpi_yield_when_idle=1)
+  foreach(np 2 3)
+    foreach(input golden generated)
+      set(in ${input})
+      if(input STREQUAL golden)
+        set(in ${GOLDEN})
+      endif()
+      add_test(NAME cli_wsm5_mpi${np}_same_as_one_process_${input}
+               COMMAND ${CMAKE_COMMAND} -DWSM5=${WSM5} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${np} -DIN=${in}
+                       -DSAME=$<TARGET_FILE:wsm5_same_fields> -DCHECKER=$<TARGET_FILE:report_check>
+                       -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/wsm5_mpi${np}_${input}
+                       -P ${CMAKE_CURRENT_SOURCE_DIR}/wsm5_mpi_compare.cmake)
+      set_tests_properties(cli_wsm5_mpi${np}_same_as_one_process_${input} PROPERTIES
+                           ENVIRONMENT "${MPI_ENV}" TIMEOUT 300 LABELS "cpu;mpi")
+    endforeach()
+    gpukit_cli_test(NAME wsm5_mpi${np}_run_check EXPECT 0 JSON r.json ENVIRONMENT ${MPI_ENV}
+                    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${WSM5} run ${GOLDEN} --device cpu
+                            --check --steps 2 --json r.json)
+    gpukit_cli_test(NAME wsm5_mpi${np}_missing_file EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
+                    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${WSM5} run no_such_domain.h5
+                            --variant cpu --output out.h5 --json r.json)
+  endforeach()
+  gpukit_cli_test(NAME wsm5_mpi2_not_hdf5 EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
+                  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${WSM5} run ${WSM5_NOT_H5} --variant cpu
+                          --json r.json)
+  gpukit_cli_test(NAME wsm5_mpi2_gpu_variant EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
+                  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${WSM5} run ${GOLDEN}
+                          --variant thread_per_column --json r.json)
+endif()

@@ -107,12 +107,6 @@ int run_distributed_typed(const dist::communicator& comm, const run_options& opt
 
 }  // namespace
 
-int mpi_world_size_from_environment() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE"})
-    if (const char* v = std::getenv(name)) return std::atoi(v);
-  return 1;
-}
-
 int run_distributed_command(const run_options& opt) {
   if (opt.device == "gpu" || opt.device == "cuda")
     throw gpukit::bad_input("--device gpu: a distributed solve runs the CPU path (solve::distributed); "

@@ -51,7 +51,6 @@ inline constexpr double max_dt_s = 3600.0;
 
 int run_command(const run_options& opt);            // run_command.cpp
 /// The world size that mpirun / srun announce in the environment (1 when not launched by one).
-int mpi_world_size_from_environment();              // run_distributed.cpp (GPUKIT_DISTRIBUTED)
 /// `wsm5 run` over MPI with several ranks.
 int run_distributed_command(const run_options& opt);  // run_distributed.cpp (GPUKIT_DISTRIBUTED)
 int convert_command(const convert_options& opt);    // io_commands.cpp

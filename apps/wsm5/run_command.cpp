@@ -18,6 +18,9 @@
 #include "report.hpp"
 #include "run_report.hpp"
 #include "wsm5/wsm5.hpp"
+#if defined(GPUKIT_DISTRIBUTED)
+#include "dist/communicator.hpp"
+#endif
 
 namespace wsm5_app {
 namespace {
@@ -138,7 +141,7 @@ int run_command(const run_options& opt) {
 #if defined(GPUKIT_DISTRIBUTED)
   // Under mpirun with several ranks: the domain split over the ranks (run_distributed.cpp); one rank runs
   // as always.
-  if (mpi_world_size_from_environment() > 1) return run_distributed_command(opt);
+  if (dist::launched_world_size() > 1) return run_distributed_command(opt);
 #endif
   try {
     return run_checked(opt);

@@ -185,12 +185,6 @@ int run_on_ranks(const dist::communicator& comm, const run_options& opt) {
 
 }  // namespace
 
-int mpi_world_size_from_environment() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE"})
-    if (const char* v = std::getenv(name)) return std::atoi(v);
-  return 1;
-}
-
 int run_distributed_command(const run_options& opt) {
   int code = gpukit::exit_ok;
   std::string message;  // rank 0's, of an agreed failure

@@ -23,6 +23,11 @@ const char* to_string(device_transport t);
 /// Whether this build links NCCL.
 bool built_with_nccl();
 
+/// The number of ranks the MPI launcher started this process among, read from the launcher's environment
+/// (OpenMPI, PMI, PMIx, MVAPICH) without initializing MPI: 1 when the process was not started by mpirun.
+/// Apps call it first to choose between their one-process and distributed paths.
+int launched_world_size();
+
 /// MPI_Init_thread / MPI_Finalize for a program's lifetime (apps, tests). MPI_THREAD_FUNNELED: only the
 /// main thread calls MPI. Throws std::runtime_error when MPI fails to start.
 class environment {

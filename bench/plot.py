@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/plot.py REPORT.json... [--out-dir DIR | --out PNG] [--y SUFFIX]...: PNG plots of any benchmark report of the
+"""bench/plot.py REPORT.json... [--out-dir DIR | --out PNG] [--y SUFFIX]... [--hline Y]...: PNG plots of any benchmark report of the
 apps' JSON format (apps/README.md, "JSON reports"). The one plotting path of the toolkit: bench/*.sh call
 it on the reports they write.
 
@@ -12,7 +12,8 @@ the report (or in --out-dir):
   * x: with a category key (matrix, class, type, case) grouped bars per category; else the first
     size-like key (n, nnz, rows, cols, nx, size_bytes, ...) with lines, log axes where the values span two
     decades or more; else bars per series.
-Axes switch to log scale where the plotted values span two decades or more (x: base 2 for powers of two). Files are written to a
+Axes switch to log scale where the plotted values span two decades or more (x: base 2 for powers of two).
+--hline Y draws a dashed horizontal line at Y on every panel (a target such as a ratio of 1). Files are written to a
 temporary name and renamed. Without matplotlib it says so on stderr, writes nothing and exits 0 (a
 benchmark's JSON stays its result); exit 2 for an unreadable report or bad usage.
 """
@@ -156,7 +157,7 @@ def bar_panel(ax, records, ckey, skey, keys):
         ax.set_yscale("log")
 
 
-def plot_array(plt, report, path, records, suffixes, out_png):
+def plot_array(plt, report, path, records, suffixes, out_png, hlines=()):
     panels = y_panels(records, suffixes)
     if not panels:
         return False
@@ -180,6 +181,8 @@ def plot_array(plt, report, path, records, suffixes, out_png):
             line_panel(ax, records, xkey, skey, keys)
         else:
             bar_panel(ax, records, ckey or skey, skey, keys)
+        for y in hlines:
+            ax.axhline(y, color="black", linestyle="--", linewidth=0.8, label=f"y = {y:g}")
         ax.set_title(panel)
         ax.set_ylabel(panel.rsplit("_", 1)[-1] if panel.endswith(("_us", "_ms")) else panel)
         ax.grid(True, which="both", alpha=0.3)
@@ -206,9 +209,12 @@ def main():
     ap.add_argument("--out-dir", help="where the PNGs go (default: beside each report)")
     ap.add_argument("--y", action="append", metavar="SUFFIX",
                     help="plot numeric keys ending in SUFFIX (repeatable; default _us and _ms)")
+    ap.add_argument("--hline", action="append", type=float, default=[], metavar="Y",
+                    help="a dashed horizontal line at Y on every panel (repeatable), e.g. a target ratio")
     ap.add_argument("--out", metavar="PNG",
-                    help="one report with one record array: write its figure to PNG (apps call it this way, e.g. "
-                         "solve run --plot); without matplotlib this is an error (exit 3), as the caller asked for it")
+                    help="one report with one record array holding --y keys: write its figure to PNG (apps call it "
+                         "this way, e.g. solve run --plot); without matplotlib this is an error (exit 3), as the caller "
+                         "asked for it")
     args = ap.parse_args()
     if args.out and (len(args.reports) != 1 or args.out_dir):
         print("plot.py: error: --out takes exactly one report and no --out-dir", file=sys.stderr)
@@ -235,13 +241,16 @@ def main():
         return 0
     if args.out:
         p, report = reports[0]
+        suffixes = args.y or ["_us", "_ms"]
         arrays = list(record_arrays(report["results"], ""))
+        if len(arrays) > 1:  # the arrays with keys to plot
+            arrays = [(path, records) for path, records in arrays if y_panels(records, suffixes)]
         if len(arrays) != 1:
-            print(f"plot.py: error: {p}: --out needs exactly one record array, the report has {len(arrays)}",
-                  file=sys.stderr)
+            print(f"plot.py: error: {p}: --out needs exactly one record array with keys ending in {suffixes}, the "
+                  f"report has {len(arrays)}", file=sys.stderr)
             return 2
         path, records = arrays[0]
-        if not plot_array(plt, report, path, records, args.y or ["_us", "_ms"], args.out):
+        if not plot_array(plt, report, path, records, suffixes, args.out, args.hline):
             print(f"plot.py: error: {p}: no numeric keys ending in {args.y or ['_us', '_ms']}", file=sys.stderr)
             return 2
         print(f"plot.py: {p}: {args.out}")
@@ -253,7 +262,7 @@ def main():
         wrote = []
         for path, records in record_arrays(report["results"], ""):
             png = os.path.join(out_dir, f"{base}-{path.replace('[', '').replace(']', '').replace('.', '-')}.png")
-            if plot_array(plt, report, path, records, args.y or ["_us", "_ms"], png):
+            if plot_array(plt, report, path, records, args.y or ["_us", "_ms"], png, args.hline):
                 wrote.append(png)
         print(f"plot.py: {p}: " + (", ".join(wrote) if wrote else "no record arrays with matching keys; nothing plotted"))
     return 0

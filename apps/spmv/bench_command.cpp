@@ -3,7 +3,8 @@
 // the copy ceiling measured beside them; a table with the target checks and the JSON report (bench/plot.py
 // draws it). --explore also times the vector kernel at every forced width (vector_w2 .. vector_w32,
 // listed after the main table and in the report); --classes keeps only the named classes (targets are
-// then checked on those alone).
+// then checked on those alone). --corpus / --corpus-generated time a corpus instead (corpus_command.cpp),
+// through bench_one below.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "app.hpp"
+#include "bench_common.hpp"
 #include "commands.hpp"
 #include "gpukit/device_buffer.hpp"
 #include "reduce/device.hpp"
@@ -27,46 +29,9 @@
 #include "sparse/spmv.hpp"
 
 namespace spmv_app {
-namespace {
 
 using V = float;
 using I = std::int32_t;
-
-struct timing {
-  std::string name;  // algorithm or peer
-  std::string plan;
-  double us = 0;
-  double gbs = 0;
-  bool within_bound = true;
-  double worst_ratio = 0;
-};
-
-struct class_result {
-  std::string name;
-  bool anchor = true;  // one of the six ANCHORS classes (targets apply)
-  std::int64_t rows = 0, cols = 0, nnz = 0;
-  double bytes = 0;
-  double stencil_bytes = 0;    // what stencil moves (no col_idx)
-  std::string stencil_why_not;  // non-empty: stencil does not apply (not timed)
-  std::string windowed_why_not;  // non-empty: windowed does not apply (not timed)
-  std::string automatic_plan;
-  std::string csr_choice;  // choose_algorithm(): automatic's pick among the CSR kernels (stencil aside)
-  std::vector<timing> t;
-  const timing* find(const std::string& n) const {
-    for (const auto& x : t)
-      if (x.name == n) return &x;
-    return nullptr;
-  }
-  const timing& get(const std::string& n) const {
-    if (const timing* x = find(n)) return *x;
-    throw std::logic_error("no timing named " + n);
-  }
-};
-
-/// Device-to-device cudaMemcpy of 1 GiB, median of 10: bytes read + written per second (the ceiling).
-double copy_ceiling_gbs() {
-  return gpukit::measure_copy_ceiling(std::size_t{1} << 30, nullptr, {2, 10}).gb_per_s();
-}
 
 std::string fixed(double v, int p) {
   std::ostringstream o;
@@ -74,12 +39,12 @@ std::string fixed(double v, int p) {
   return o.str();
 }
 
-
-class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmup, int reps, bool explore) {
+class_result bench_one(const sparse::host_csr<V, I>& a, const std::string& matrix_name, bool anchor, bench_calls calls,
+                       bool explore) {
+  const int warmup = calls.warmup, reps = calls.reps;
   class_result c;
-  c.name = m.name;
+  c.name = matrix_name;
   c.anchor = anchor;
-  const auto a = sparse::generate<V, I>(m.params);
   c.rows = a.rows();
   c.cols = a.cols();
   c.nnz = a.nnz();
@@ -116,6 +81,7 @@ class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmu
     record(sparse::to_string(alg), plan.describe(), us);
     if (alg == sparse::spmv_algorithm::automatic) {
       c.automatic_plan = plan.describe();
+      c.automatic_choice = sparse::to_string(plan.algorithm());
       c.csr_choice = sparse::to_string(sparse::choose_algorithm(plan.stats()));
     }
   }
@@ -130,13 +96,45 @@ class_result bench_one(const sparse::benchmark_matrix& m, bool anchor, int warmu
   return c;
 }
 
+void add_matrices_json(nlohmann::json& res, const std::vector<class_result>& results) {
+  res["matrices"] = nlohmann::json::array();
+  res["timings"] = nlohmann::json::array();
+  for (const auto& c : results) {
+    nlohmann::json m = {{"matrix", c.name},
+                        {"anchor", c.anchor},
+                        {"rows", c.rows},
+                        {"cols", c.cols},
+                        {"nnz", c.nnz},
+                        {"min_traffic_bytes", c.bytes},
+                        {"stencil_traffic_bytes", c.stencil_bytes},
+                        {"automatic_plan", c.automatic_plan},
+                        {"automatic_choice", c.automatic_choice},
+                        {"automatic_csr_choice", c.csr_choice},
+                        {"automatic_vs_alg1_speedup_ratio", alg1_speedup(c)},
+                        {"automatic_vs_alg2_speedup_ratio", alg2_speedup(c)}};
+    if (!c.stencil_why_not.empty()) m["stencil_not_applicable"] = c.stencil_why_not;
+    if (!c.windowed_why_not.empty()) m["windowed_not_applicable"] = c.windowed_why_not;
+    res["matrices"].push_back(std::move(m));
+    for (const auto& t : c.t) {
+      nlohmann::json r = {{"matrix", c.name}, {"algorithm", t.name}, {"plan", t.plan},
+                          {"time_us", t.us},  {"gb_per_s", t.gbs},  {"within_bound", t.within_bound}};
+      if (std::isfinite(t.worst_ratio)) r["error_over_bound_ratio"] = t.worst_ratio;
+      res["timings"].push_back(std::move(r));
+    }
+  }
+}
+
+namespace {
+
+/// Device-to-device cudaMemcpy of 1 GiB, median of 10: bytes read + written per second (the ceiling).
+double copy_ceiling_gbs() {
+  return gpukit::measure_copy_ceiling(std::size_t{1} << 30, nullptr, {2, 10}).gb_per_s();
+}
+
 // The algorithms of the main table, in its column order.
 const std::vector<std::string> table_names = {"scalar",   "shared_cached", "warp_per_row", "vector",   "adaptive",
                                               "block_per_row", "merge",   "warp_stream",  "stencil",  "windowed",
                                               "automatic", "cusparse_alg1", "cusparse_alg2"};
-
-double alg1_speedup(const class_result& c) { return c.get("cusparse_alg1").us / c.get("automatic").us; }
-double alg2_speedup(const class_result& c) { return c.get("cusparse_alg2").us / c.get("automatic").us; }
 
 /// The target figures over the anchor classes (and the validity of every timing).
 struct summary {
@@ -234,34 +232,6 @@ void print_targets(const std::vector<class_result>& results, const summary& s, b
   out << "  " << (s.all_valid ? "ok  " : "FAIL") << "  every result within its derived per-row bound of the reference\n";
 }
 
-// One record per matrix (its facts and automatic's choice), one per matrix and algorithm (the timings).
-void add_matrices_json(nlohmann::json& res, const std::vector<class_result>& results) {
-  res["matrices"] = nlohmann::json::array();
-  res["timings"] = nlohmann::json::array();
-  for (const auto& c : results) {
-    nlohmann::json m = {{"matrix", c.name},
-                        {"anchor", c.anchor},
-                        {"rows", c.rows},
-                        {"cols", c.cols},
-                        {"nnz", c.nnz},
-                        {"min_traffic_bytes", c.bytes},
-                        {"stencil_traffic_bytes", c.stencil_bytes},
-                        {"automatic_plan", c.automatic_plan},
-                        {"automatic_csr_choice", c.csr_choice},
-                        {"automatic_vs_alg1_speedup_ratio", alg1_speedup(c)},
-                        {"automatic_vs_alg2_speedup_ratio", alg2_speedup(c)}};
-    if (!c.stencil_why_not.empty()) m["stencil_not_applicable"] = c.stencil_why_not;
-    if (!c.windowed_why_not.empty()) m["windowed_not_applicable"] = c.windowed_why_not;
-    res["matrices"].push_back(std::move(m));
-    for (const auto& t : c.t) {
-      nlohmann::json r = {{"matrix", c.name}, {"algorithm", t.name}, {"plan", t.plan},
-                          {"time_us", t.us},  {"gb_per_s", t.gbs},  {"within_bound", t.within_bound}};
-      if (std::isfinite(t.worst_ratio)) r["error_over_bound_ratio"] = t.worst_ratio;
-      res["timings"].push_back(std::move(r));
-    }
-  }
-}
-
 nlohmann::json bench_report(const bench_options& opt, const std::vector<class_result>& results, const summary& s,
                             double ceiling, int warmup, int reps) {
   nlohmann::json j = gpukit::report::make("spmv", "bench");
@@ -302,10 +272,13 @@ std::vector<sparse::benchmark_matrix> select_classes(const std::vector<std::stri
 }  // namespace
 
 int bench_command(const bench_options& opt) {
+  if (!opt.corpus.empty() || opt.corpus_generated) return corpus_command(opt);  // corpus_command.cpp
+  if (opt.list) throw gpukit::bad_input("spmv bench: --list needs --corpus or --corpus-generated");
   if (!reduce::cuda_device_available())
     throw gpukit::no_cuda_device("spmv bench needs a CUDA device: " + reduce::cuda_unavailable_reason());
   std::ostream& out = gpukit::output_stream(opt.quiet);
-  const int warmup = opt.quick ? 3 : 10, reps = opt.quick ? 25 : 200;
+  const bench_calls calls = calls_for(opt.quick);
+  const int warmup = calls.warmup, reps = calls.reps;
   const std::string gpu = reduce::cuda_device_description();
   out << "spmv bench on " << gpu << (opt.quick ? " (quick: full sizes, " : " (") << reps << " timed calls after "
       << warmup << " warm-up, median; float values, int32 indices, y = A x)\n";
@@ -319,7 +292,7 @@ int bench_command(const bench_options& opt) {
   std::vector<class_result> results;
   for (const auto& m : select_classes(opt.classes)) {
     out << "  " << m.name << " ..." << std::flush;
-    results.push_back(bench_one(m, m.name != "denserow", warmup, reps, opt.explore));
+    results.push_back(bench_one(sparse::generate<V, I>(m.params), m.name, m.name != "denserow", calls, opt.explore));
     out << " " << results.back().nnz << " entries\n";
   }
   const summary s = summarize(results, laplace_target);

@@ -46,6 +46,9 @@ struct bench_options {
   bool quick = false;
   bool explore = false;
   std::vector<std::string> classes;  // empty: all
+  std::vector<std::string> corpus;   // --corpus: directories and matrix files (corpus_command.cpp)
+  bool corpus_generated = false;     // --corpus-generated: the generated cases of corpus.hpp
+  bool list = false;                 // --list: print the corpus and stop (no GPU needed)
   std::string json;
   bool quiet = false;
 };
@@ -54,5 +57,9 @@ int convert_command(const convert_options& opt);    // io_commands.cpp
 int generate_command(const generate_options& opt);  // io_commands.cpp
 int run_command(const run_options& opt);            // run_command.cpp
 int bench_command(const bench_options& opt);        // bench_command.cpp
+int corpus_command(const bench_options& opt);       // corpus_command.cpp: bench with --corpus / --corpus-generated
+
+/// "spmv generate banded --rows 1000 --k 1 --seed 20261121": the command that makes the matrix of `p`.
+std::string generate_command_line(const sparse::generate_params& p);  // io_commands.cpp
 
 }  // namespace spmv_app

@@ -55,8 +55,9 @@ void dispatch(const Options& o) {
   if (!single && wide) F<double, std::int64_t>::run(o);
 }
 
-/// "spmv generate laplace2d --n 16 --seed 20261121": what made the file, written into it.
-std::string describe(const sparse::generate_params& p) {
+}  // namespace
+
+std::string generate_command_line(const sparse::generate_params& p) {
   std::string d = std::string("spmv generate ") + sparse::class_name(p.kind);
   auto add = [&d](const char* name, std::int64_t v) {
     if (v > 0) d += std::string(" --") + name + " " + std::to_string(v);
@@ -70,8 +71,6 @@ std::string describe(const sparse::generate_params& p) {
   if (p.kind == sparse::matrix_class::dense_row) add("dense-length", p.dense_length);
   return d + " --seed " + std::to_string(p.seed);
 }
-
-}  // namespace
 
 int convert_command(const convert_options& opt) {
   sparse::format_of(opt.in);  // unknown extensions fail before any work
@@ -91,9 +90,9 @@ int generate_command(const generate_options& opt) {
   const bool grid = p.kind == sparse::matrix_class::laplace_2d || p.kind == sparse::matrix_class::laplace_3d;
   if (grid && p.n == 0) throw gpukit::bad_input(name + " needs --n");
   if (!grid && p.rows == 0) throw gpukit::bad_input(name + " needs --rows");
-  if ((p.kind == sparse::matrix_class::random_k || p.kind == sparse::matrix_class::dense_row) && p.k == 0)
+  if (p.kind != sparse::matrix_class::power_law && !grid && p.k == 0)
     throw gpukit::bad_input(name + " needs --k");
-  o.description = describe(p);
+  o.description = generate_command_line(p);  // written into the file: what made it
   dispatch<generate_fn>(o);
   return gpukit::exit_ok;
 }

@@ -40,17 +40,19 @@ void add_generate(CLI::App& app, spmv_app::generate_options& o, action_t& action
       "generate", "generate a benchmark matrix class: laplace2d (--n: n x n grid, 5-point), laplace3d (--n: n^3 "
                   "grid, 7-point), random (--rows --cols --k: k columns per row drawn with replacement, deduplicated), "
                   "powerlaw (--rows --cols: length min(L, floor(2 u^-0.7)), L = --max-length), denserow (--rows "
-                  "--cols --k: short rows plus row rows/2 with --dense-length distinct entries). Same seed, same "
-                  "matrix everywhere. Example: spmv generate laplace2d lap.h5 --n 2048");
+                  "--cols --k: short rows plus row rows/2 with --dense-length distinct entries), banded (--rows --cols "
+                  "--k: columns r-k .. r+k), blockdiag (--rows --cols --k: dense k x k diagonal blocks), arrow (--rows "
+                  "--cols --k: k dense rows, k dense columns and the diagonal). Same seed, same matrix everywhere. "
+                  "Example: spmv generate laplace2d lap.h5 --n 2048");
   g->add_option("class", o.class_name, "matrix class")
       ->required()
-      ->check(CLI::IsMember({"laplace2d", "laplace3d", "random", "powerlaw", "denserow"}));
+      ->check(CLI::IsMember({"laplace2d", "laplace3d", "random", "powerlaw", "denserow", "banded", "blockdiag", "arrow"}));
   g->add_option("out,--output", o.out, "output matrix (.mtx, .h5, .hdf5)")->required()->type_name("OUT");
   sparse::generate_params& p = o.params;
   g->add_option("--n", p.n, "grid side (laplace2d, laplace3d)")->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
-  g->add_option("--rows", p.rows, "rows (random, powerlaw, denserow)")->check(CLI::Range(std::int64_t{1}, max_size));
+  g->add_option("--rows", p.rows, "rows (every class but the Laplacians)")->check(CLI::Range(std::int64_t{1}, max_size));
   g->add_option("--cols", p.cols, "columns (default: --rows)")->check(CLI::Range(std::int64_t{1}, max_size));
-  g->add_option("--k", p.k, "entries drawn per row (random, denserow)")->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
+  g->add_option("--k", p.k, "entries drawn per row (random, denserow), half-bandwidth (banded), block size (blockdiag), width (arrow)")->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
   g->add_option("--seed", p.seed, "random seed")->check(CLI::NonNegativeNumber)->capture_default_str();
   g->add_option("--max-length", p.max_length, "powerlaw: cap on the row length")
       ->check(CLI::Range(std::int64_t{1}, max_size))
@@ -97,14 +99,26 @@ void add_run(CLI::App& app, spmv_app::run_options& o, action_t& action) {
 
 void add_bench(CLI::App& app, spmv_app::bench_options& o, action_t& action) {
   CLI::App* b = app.add_subcommand(
-      "bench", "the ANCHORS matrix classes generated in-process (float values, int32 indices), every algorithm and "
-               "cuSPARSE ALG1/ALG2 timed in the same run, the copy ceiling beside them, the targets' PASS/MISS "
-               "(needs a GPU)");
+      "bench", "the ANCHORS matrix classes generated in-process (or a corpus: --corpus, --corpus-generated; float "
+               "values, int32 indices), every algorithm and cuSPARSE ALG1/ALG2 timed in the same run, the copy "
+               "ceiling beside them, the targets' PASS/MISS (needs a GPU)");
   b->add_flag("--quick", o.quick, "fewer timed calls (same sizes)");
-  b->add_flag("--explore", o.explore, "also time the vector kernel at every forced width (vector_w2 .. vector_w32)");
-  b->add_option("--classes", o.classes, "keep only these classes (comma-separated); targets apply to those alone")
+  auto* explore = b->add_flag("--explore", o.explore, "also time the vector kernel at every forced width (vector_w2 .. vector_w32)");
+  auto* classes = b->add_option("--classes", o.classes, "keep only these classes (comma-separated); targets apply to those alone")
       ->delimiter(',')
       ->check(CLI::IsMember({"laplace2d", "laplace3d", "random16", "powerlaw", "random2", "random1000", "denserow"}));
+  auto* corpus = b->add_option("--corpus", o.corpus,
+                               "time a corpus instead of the classes: a directory (its .mtx, .h5 and .hdf5 files) or a "
+                               "matrix file; repeatable. Per matrix: chosen and best algorithm, ALG1, automatic/ALG1 "
+                               "and automatic/best, and the targets' PASS/MISS (automatic never slower than ALG1, "
+                               "within 10% of our best)")
+      ->type_name("DIR|FILE");
+  auto* generated = b->add_flag("--corpus-generated", o.corpus_generated,
+                                "add the generated corpus cases (banded, block-diagonal, power-law, arrow, random, one "
+                                "dense row, rectangular, Laplacians; 1,000 to 10,000,000 rows) to the corpus");
+  b->add_flag("--list", o.list, "with --corpus / --corpus-generated: print the corpus (every file read and checked) "
+                                "and stop, without a GPU");
+  for (auto* c : {corpus, generated}) c->excludes(classes)->excludes(explore);
   b->add_option("--json", o.json, "write the report (apps/README.md, JSON reports) to FILE")->type_name("FILE");
   gpukit::add_quiet_flag(*b, o.quiet);
   b->callback([&] { action = [&] { return spmv_app::bench_command(o); }; });

@@ -160,6 +160,26 @@ void random_row(std::mt19937_64& g, std::int64_t cols, std::int64_t k, std::vect
   for (std::size_t i = first; i < c.size(); ++i) v.push_back(2.0 * unit(g) - 1.0);
 }
 
+/// Appends column j with a value in [-1, 1).
+void put(std::mt19937_64& g, std::int64_t j, std::vector<std::int64_t>& c, std::vector<double>& v) {
+  c.push_back(j);
+  v.push_back(2.0 * unit(g) - 1.0);
+}
+
+/// Upper bound on the entries of a class with a known row length (all but power_law; dense_row's one
+/// long row aside): false when it overflows int64.
+bool upper_entries(matrix_class kind, std::int64_t rows, std::int64_t cols, std::int64_t k, std::int64_t& entries) {
+  const std::int64_t head = std::min(k, cols);
+  if (kind == matrix_class::banded) return gpukit::checked_mul(rows, k >= cols / 2 ? cols : 2 * k + 1, entries);
+  if (kind != matrix_class::arrow) return gpukit::checked_mul(rows, head, entries);
+  std::int64_t others = 0, dense = 0;  // arrow: head + 1 per row, plus min(k, rows) rows of cols
+  if (!gpukit::checked_mul(rows, head + 1, others) || !gpukit::checked_mul(std::min(k, rows), cols, dense) ||
+      others > std::numeric_limits<std::int64_t>::max() - dense)
+    return false;
+  entries = others + dense;
+  return true;
+}
+
 template <class Value, class Index>
 host_csr<Value, Index> stencil(std::int64_t n, int dims) {
   if (n < 0) throw std::invalid_argument("generate: grid side n = " + std::to_string(n) + " is negative");
@@ -233,15 +253,19 @@ const char* class_name(matrix_class c) {
     case matrix_class::random_k: return "random";
     case matrix_class::power_law: return "powerlaw";
     case matrix_class::dense_row: return "denserow";
+    case matrix_class::banded: return "banded";
+    case matrix_class::block_diagonal: return "blockdiag";
+    case matrix_class::arrow: return "arrow";
   }
   return "?";
 }
 
 matrix_class parse_class(const std::string& name) {
   for (auto c : {matrix_class::laplace_2d, matrix_class::laplace_3d, matrix_class::random_k, matrix_class::power_law,
-                 matrix_class::dense_row})
+                 matrix_class::dense_row, matrix_class::banded, matrix_class::block_diagonal, matrix_class::arrow})
     if (name == class_name(c)) return c;
-  throw std::invalid_argument("unknown matrix class '" + name + "' (laplace2d, laplace3d, random, powerlaw, denserow)");
+  throw std::invalid_argument("unknown matrix class '" + name +
+                              "' (laplace2d, laplace3d, random, powerlaw, denserow, banded, blockdiag, arrow)");
 }
 
 template <class Value, class Index>
@@ -253,21 +277,26 @@ host_csr<Value, Index> generate(const generate_params& p) {
     throw std::invalid_argument("generate: negative size rows = " + std::to_string(rows) + ", cols = " + std::to_string(cols));
   check_fits<Index>(rows, "rows");
   check_fits<Index>(cols, "cols");
-  // Every class holds a row end (int64) and a row pointer (Index) per row; random and denserow rows
-  // hold at most min(k, cols) entries after deduplication, each an int64 column and a double value
-  // per block, then Index + Value in the matrix. (Power-law lengths are drawn: their bytes are not
-  // known ahead; running out there is "out of host memory", exit 3.)
+  // Every class holds a row end (int64) and a row pointer (Index) per row; the classes with a known
+  // row length (all but power_law) hold at most upper_entries() entries, each an int64 column and a
+  // double value per block, then Index + Value in the matrix. (Power-law lengths are drawn: their bytes
+  // are not known ahead; running out there is "out of host memory", exit 3.)
   std::uint64_t bytes = gpukit::saturating_bytes(rows, 8 + sizeof(Index));
   std::string what = std::to_string(rows) + " rows";
-  if (p.kind == matrix_class::random_k || p.kind == matrix_class::dense_row) {
+  if (p.kind != matrix_class::power_law) {
     if (p.k < 0) throw std::invalid_argument("generate: k = " + std::to_string(p.k) + " is negative");
+    if (p.k == 0 && (p.kind == matrix_class::block_diagonal || p.kind == matrix_class::arrow))
+      throw std::invalid_argument(std::string("generate: ") + class_name(p.kind) + " needs k >= 1 (" +
+                                  (p.kind == matrix_class::arrow ? "arrow width" : "block size") + ")");
     if (p.k > 0 && cols == 0 && rows > 0) throw std::invalid_argument("generate: k > 0 entries per row but cols = 0");
     std::int64_t entries = 0;
-    const std::uint64_t entry_bytes = gpukit::checked_mul(rows, std::min(p.k, cols), entries)
+    const std::uint64_t entry_bytes = upper_entries(p.kind, rows, cols, p.k, entries)
                                           ? gpukit::saturating_bytes(entries, 16 + sizeof(Index) + sizeof(Value))
                                           : UINT64_MAX;
     bytes = bytes + entry_bytes < bytes ? UINT64_MAX : bytes + entry_bytes;
-    what += " of " + std::to_string(p.k) + " entries";
+    what += p.kind == matrix_class::random_k || p.kind == matrix_class::dense_row
+                ? " of " + std::to_string(p.k) + " entries"
+                : std::string(" of ") + class_name(p.kind) + " k = " + std::to_string(p.k);
   }
   if (auto why = gpukit::host_memory_shortfall(bytes, what)) throw std::invalid_argument("generate: " + *why);
   switch (p.kind) {
@@ -299,6 +328,28 @@ host_csr<Value, Index> generate(const generate_params& p) {
         const std::size_t first = c.size();
         distinct_columns(g, cols, dense, c, scratch);
         for (std::size_t i = first; i < c.size(); ++i) v.push_back(2.0 * unit(g) - 1.0);
+      });
+    }
+    case matrix_class::banded: {
+      const std::int64_t k = p.k;
+      return build_blocked<Value, Index>(rows, cols, p.seed, [=](std::mt19937_64& g, std::int64_t r, auto& c, auto& v, auto&) {
+        const std::int64_t lo = r > k ? r - k : 0, hi = k >= cols - r ? cols - 1 : r + k;  // no overflow
+        for (std::int64_t j = lo; j <= hi; ++j) put(g, j, c, v);
+      });
+    }
+    case matrix_class::block_diagonal: {
+      const std::int64_t k = p.k;
+      return build_blocked<Value, Index>(rows, cols, p.seed, [=](std::mt19937_64& g, std::int64_t r, auto& c, auto& v, auto&) {
+        const std::int64_t first = r / k * k;  // <= r
+        const std::int64_t end = first >= cols ? first : (k > cols - first ? cols : first + k);
+        for (std::int64_t j = first; j < end; ++j) put(g, j, c, v);
+      });
+    }
+    case matrix_class::arrow: {
+      const std::int64_t k = p.k, head = std::min(p.k, cols);
+      return build_blocked<Value, Index>(rows, cols, p.seed, [=](std::mt19937_64& g, std::int64_t r, auto& c, auto& v, auto&) {
+        for (std::int64_t j = 0; j < (r < k ? cols : head); ++j) put(g, j, c, v);
+        if (r >= k && r < cols) put(g, r, c, v);
       });
     }
     default: break;

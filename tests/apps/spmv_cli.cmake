@@ -53,7 +53,12 @@ gpukit_cli_test(NAME spmv_generate_negative_rows EXPECT 2 STDERR_LINES 1
                 COMMAND ${SPMV} generate powerlaw x.mtx --rows -5)
 gpukit_cli_test(NAME spmv_generate_negative_seed EXPECT 2 STDERR_LINES 1
                 COMMAND ${SPMV} generate powerlaw x.mtx --rows 5 --seed -1)
-gpukit_cli_test(NAME spmv_generate_bad_class EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} generate banded x.mtx --n 4)
+gpukit_cli_test(NAME spmv_generate_bad_class EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} generate tridiagonal x.mtx --n 4)
+foreach(class banded blockdiag arrow)
+  gpukit_cli_test(NAME spmv_generate_${class} EXPECT 0 STDERR_LINES 0
+                  COMMAND ${SPMV} generate ${class} ${class}.h5 --rows 5000 --cols 3000 --k 4)
+  gpukit_cli_test(NAME spmv_generate_${class}_needs_k EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} generate ${class} x.mtx --rows 10)
+endforeach()
 gpukit_cli_test(NAME spmv_generate_missing_value EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} generate laplace2d x.mtx --n)
 
 # bench: GPU only
@@ -62,3 +67,33 @@ gpukit_cli_test(NAME spmv_bench_without_gpu EXPECT 3 STDERR_LINES 1 JSON r.json
 gpukit_cli_test(NAME spmv_bench_unknown_flag EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} bench --out dir)
 gpukit_cli_test(NAME spmv_bench_bad_class EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} bench --classes laplace2d,banded)
 gpukit_cli_test(NAME spmv_bench_missing_value EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} bench --json)
+
+# bench --corpus: the corpus is read and checked before the GPU is asked for, so a bad matrix is exit 2
+# (one line naming it, no report) on any machine, and --list needs no GPU.
+set(CORPUS_BAD ${CMAKE_CURRENT_BINARY_DIR}/spmv_corpus_bad)
+set(CORPUS_JUNK ${CMAKE_CURRENT_BINARY_DIR}/spmv_corpus_junk)
+file(REMOVE_RECURSE ${CORPUS_BAD} ${CORPUS_JUNK})
+file(COPY ${BUS} ${DATA}/sparse/west0479.h5 DESTINATION ${CORPUS_BAD})
+file(COPY ${BAD_MTX} DESTINATION ${CORPUS_BAD})
+file(COPY ${BUS} ${DATA}/sparse/west0479.h5 DESTINATION ${CORPUS_JUNK})
+file(WRITE ${CORPUS_JUNK}/notes.txt "not a matrix\n")
+file(MAKE_DIRECTORY ${CORPUS_JUNK}/sub)
+gpukit_cli_test(NAME spmv_bench_help_lists_corpus EXPECT 0 STDERR_LINES 0 OUTPUT_MATCH "--corpus DIR.FILE" "--corpus-generated"
+                COMMAND ${SPMV} bench --help)
+gpukit_cli_test(NAME spmv_bench_corpus_without_gpu EXPECT 3 STDERR_LINES 1 JSON r.json OUTPUT_MATCH "needs a CUDA device"
+                COMMAND ${NO_GPU} ${SPMV} bench --corpus ${DATA}/sparse --corpus-generated --quick --json r.json)
+gpukit_cli_test(NAME spmv_bench_corpus_bad_matrix EXPECT 2 STDERR_LINES 1 JSON r.json OUTPUT_MATCH "spmv_index0.mtx"
+                COMMAND ${NO_GPU} ${SPMV} bench --corpus ${CORPUS_BAD} --json r.json)
+gpukit_cli_test(NAME spmv_bench_corpus_list EXPECT 0 STDERR_LINES 0
+                OUTPUT_MATCH "corpus: 3 matrices" "spmv_corpus_junk/494_bus.mtx +494 x 494 +1666" "west0479.h5 +479 x 479 +1910"
+                             "data/sparse/494_bus.mtx +494 x 494 +1666" "skipped [^\n]*notes.txt" "skipped [^\n]*sub"
+                COMMAND ${NO_GPU} ${SPMV} bench --corpus ${CORPUS_JUNK} --corpus ${BUS} --list)
+gpukit_cli_test(NAME spmv_bench_corpus_generated_list EXPECT 0 STDERR_LINES 0
+                OUTPUT_MATCH "corpus: 23 matrices" "rect_1k_x_1m +1000 x 1000000" "spmv generate arrow --rows 1000000 --k 4"
+                COMMAND ${SPMV} bench --corpus-generated --list)
+gpukit_cli_test(NAME spmv_bench_corpus_missing EXPECT 2 STDERR_LINES 1 OUTPUT_MATCH "no_such_dir"
+                COMMAND ${NO_GPU} ${SPMV} bench --corpus no_such_dir)
+gpukit_cli_test(NAME spmv_bench_corpus_not_matrix EXPECT 2 STDERR_LINES 1 COMMAND ${SPMV} bench --corpus ${CORPUS_JUNK}/notes.txt --list)
+gpukit_cli_test(NAME spmv_bench_corpus_with_classes EXPECT 2 STDERR_LINES 1
+                COMMAND ${SPMV} bench --corpus ${CORPUS_JUNK} --classes laplace2d)
+gpukit_cli_test(NAME spmv_bench_list_alone EXPECT 2 STDERR_LINES 1 COMMAND ${NO_GPU} ${SPMV} bench --list)

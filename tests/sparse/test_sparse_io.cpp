@@ -250,7 +250,10 @@ CPU_TEST_CASE(bundled_matrices_match_their_documented_properties) {
   struct expect { const char* file; int64_t rows, cols, nnz; };
   for (const expect& e : {expect{"494_bus.mtx", 494, 494, 1666}, expect{"west0479.mtx", 479, 479, 1910},
                           expect{"cage8.mtx", 1015, 1015, 11003}, expect{"jagmesh7.mtx", 1138, 1138, 7450},
-                          expect{"lp_afiro.mtx", 27, 51, 102}}) {
+                          expect{"lp_afiro.mtx", 27, 51, 102}, expect{"olm1000.mtx", 1000, 1000, 3996},
+                          expect{"zenios.mtx", 2873, 2873, 27191}, expect{"pushpull.mtx", 4000, 4000, 196305},
+                          expect{"dnn_n1024_l1.mtx", 1024, 1024, 32768},
+                          expect{"dnn_images_1024.mtx", 1200, 1024, 122713}}) {
     BOOST_TEST_CONTEXT(e.file) {
       auto a = sparse::read_matrix_market<double, int32_t>(data(e.file));
       BOOST_TEST(a.rows() == e.rows);
@@ -811,9 +814,83 @@ CPU_TEST_CASE(dense_row_and_class_names) {
     else BOOST_TEST(len <= 3);
   }
   BOOST_TEST((sparse::parse_class("powerlaw") == sparse::matrix_class::power_law));
-  expect_error<std::invalid_argument>([] { sparse::parse_class("banded"); }, {"banded", "laplace2d"});
+  expect_error<std::invalid_argument>([] { sparse::parse_class("tridiagonal"); }, {"tridiagonal", "laplace2d", "arrow"});
+  for (auto c : {sparse::matrix_class::banded, sparse::matrix_class::block_diagonal, sparse::matrix_class::arrow})
+    BOOST_TEST((sparse::parse_class(sparse::class_name(c)) == c));
   BOOST_TEST(sparse::benchmark_matrices(false).size() == 7u);
   BOOST_TEST(sparse::benchmark_matrices(true)[0].params.n < 2048);
+}
+
+namespace {
+/// The columns row r of a structured class must hold (generate.hpp), from the definitions alone.
+std::vector<int64_t> expected_columns(sparse::matrix_class kind, int64_t r, int64_t cols, int64_t k) {
+  std::vector<int64_t> c;
+  for (int64_t j = 0; j < cols; ++j) {
+    bool in = false;
+    if (kind == sparse::matrix_class::banded) in = j >= r - k && j <= r + k;
+    if (kind == sparse::matrix_class::block_diagonal) in = j / k == r / k;
+    if (kind == sparse::matrix_class::arrow) in = r < k || j < k || j == r;
+    if (in) c.push_back(j);
+  }
+  return c;
+}
+}  // namespace
+
+CPU_TEST_CASE(banded_block_diagonal_and_arrow_have_exactly_their_structure) {
+  struct shape { sparse::matrix_class kind; int64_t rows, cols, k; };
+  using mc = sparse::matrix_class;
+  // Square, tall and wide; rows past one 4,096-row block; k not dividing rows; k beyond cols; k = 0 band.
+  for (const shape s : {shape{mc::banded, 5000, 5000, 3}, shape{mc::banded, 300, 40, 5}, shape{mc::banded, 40, 300, 7},
+                        shape{mc::banded, 10, 10, 0}, shape{mc::banded, 6, 4, 100},
+                        shape{mc::block_diagonal, 5003, 5003, 7}, shape{mc::block_diagonal, 100, 30, 8},
+                        shape{mc::block_diagonal, 30, 100, 8}, shape{mc::block_diagonal, 9, 9, 20},
+                        shape{mc::arrow, 4500, 4500, 2}, shape{mc::arrow, 50, 20, 3}, shape{mc::arrow, 20, 50, 3},
+                        shape{mc::arrow, 5, 3, 4}, shape{mc::banded, 0, 0, 2}}) {
+    BOOST_TEST_CONTEXT(sparse::class_name(s.kind) << " " << s.rows << "x" << s.cols << " k " << s.k) {
+      sparse::generate_params p;
+      p.kind = s.kind;
+      p.rows = s.rows;
+      p.cols = s.cols;
+      p.k = s.k;
+      const auto a = sparse::generate<double, int32_t>(p);
+      BOOST_TEST(a.rows() == s.rows);
+      BOOST_TEST(a.cols() == s.cols);
+      a.validate(strict_options());
+      int64_t wrong_rows = 0;
+      for (int64_t r = 0; r < a.rows(); ++r) {
+        const std::vector<int64_t> got(a.col_idx().begin() + a.row_ptr()[r], a.col_idx().begin() + a.row_ptr()[r + 1]);
+        if (got != expected_columns(s.kind, r, s.cols, s.k)) ++wrong_rows;
+      }
+      BOOST_TEST(wrong_rows == 0);
+      for (double v : a.values()) BOOST_TEST((v >= -1.0 && v < 1.0));
+      BOOST_TEST(same(a, sparse::generate<double, int32_t>(p)));
+      BOOST_TEST(same(sparse::generate<float, int64_t>(p), a.cast<float, int64_t>()));
+    }
+  }
+  // Entry counts of the larger cases, in closed form.
+  sparse::generate_params b;
+  b.kind = mc::banded;
+  b.rows = b.cols = 5000;
+  b.k = 3;
+  BOOST_TEST((sparse::generate<float, int32_t>(b).nnz() == 7 * 5000 - 2 * (1 + 2 + 3)));
+  b.kind = mc::block_diagonal;
+  b.k = 7;  // 714 full blocks and one of 2 rows
+  BOOST_TEST((sparse::generate<float, int32_t>(b).nnz() == 714 * 49 + 4));
+  b.kind = mc::arrow;
+  b.k = 2;  // 2 dense rows of 5000, 4998 rows of 3
+  BOOST_TEST((sparse::generate<float, int32_t>(b).nnz() == 2 * 5000 + 4998 * 3));
+  // Parameters they refuse, naming the problem.
+  for (auto kind : {mc::block_diagonal, mc::arrow}) {
+    b.kind = kind;
+    b.k = 0;
+    expect_error<std::invalid_argument>([&] { sparse::generate<float, int32_t>(b); }, {"k >= 1"});
+  }
+  b.kind = mc::banded;
+  b.k = -1;
+  expect_error<std::invalid_argument>([&] { sparse::generate<float, int32_t>(b); }, {"negative"});
+  b.rows = b.cols = int64_t{1} << 40;  // a 2^40-row band 2^50 wide: refused before anything is allocated
+  b.k = int64_t{1} << 50;
+  BOOST_CHECK_THROW((sparse::generate<float, int64_t>(b)), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

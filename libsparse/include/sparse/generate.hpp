@@ -18,6 +18,9 @@ enum class matrix_class {
   random_k,    ///< k columns per row drawn uniformly WITH replacement, then sorted and deduplicated
   power_law,   ///< row length L = min(max_length, floor(2 u^-0.7)), u uniform in (0,1]; L distinct columns
   dense_row,   ///< short random rows (k per row, as random_k) plus one row (rows / 2) of dense_length distinct columns
+  banded,      ///< row r holds every column of [r - k, r + k] within [0, cols): 2k + 1 entries inside the band
+  block_diagonal,  ///< dense k x k blocks on the diagonal: row r holds the columns [k floor(r / k), k floor(r / k) + k) within [0, cols)
+  arrow,       ///< rows 0 .. k-1 hold every column; any other row r holds columns 0 .. k-1 and r (when r < cols)
 };
 
 /// Parameters of generate(); fields that a class does not use are ignored. Values of the random classes
@@ -25,15 +28,17 @@ enum class matrix_class {
 struct generate_params {
   matrix_class kind = matrix_class::laplace_2d;
   std::int64_t n = 0;      ///< grid side (laplace_2d, laplace_3d)
-  std::int64_t rows = 0;   ///< random_k, power_law, dense_row
+  std::int64_t rows = 0;   ///< every class but the Laplacians
   std::int64_t cols = 0;   ///< 0: cols = rows
-  std::int64_t k = 0;      ///< entries drawn per row (random_k, the short rows of dense_row)
+  std::int64_t k = 0;      ///< entries drawn per row (random_k, the short rows of dense_row); half-bandwidth
+                           ///< (banded, >= 0), block size (block_diagonal, >= 1), arrow width (arrow, >= 1)
   std::int64_t max_length = 200000;    ///< power_law cap on the row length (also capped at cols)
   std::int64_t dense_length = 200000;  ///< dense_row: length of the dense row (capped at cols)
   std::uint64_t seed = 20261121;
 };
 
-/// Class name as used on the command line: "laplace2d", "laplace3d", "random", "powerlaw", "denserow".
+/// Class name as used on the command line: "laplace2d", "laplace3d", "random", "powerlaw", "denserow",
+/// "banded", "blockdiag", "arrow".
 const char* class_name(matrix_class c);
 /// Inverse of class_name; std::invalid_argument listing the names otherwise.
 matrix_class parse_class(const std::string& name);

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <limits>
 #include <sstream>
@@ -113,6 +114,12 @@ CLI::Option* add_quiet_flag(CLI::App& cmd, bool& quiet) {
 std::ostream& output_stream(bool quiet) {
   static std::ostream discard(nullptr);  // no buffer: every write is dropped
   return quiet ? discard : std::cout;
+}
+
+int mpi_world_size_from_environment() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE"})
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  return 1;
 }
 
 reduce::backend select_backend_announced(const std::string& tool, const std::string& device) {

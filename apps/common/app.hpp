@@ -63,4 +63,8 @@ std::ostream& output_stream(bool quiet);
 /// (libraries never print; a fallback is never silent).
 reduce::backend select_backend_announced(const std::string& tool, const std::string& device);
 
+/// The world size that mpirun / srun announce in the environment (1 when not launched by one): an app
+/// takes its distributed path (apps/common/mpi_app.hpp) when it is above 1.
+int mpi_world_size_from_environment();
+
 }  // namespace gpukit

@@ -237,7 +237,7 @@ int run_command(const run_options& opt) {
 #else
   if (opt.plan.only) return plan_command(opt);
   // Under mpirun with several ranks: the distributed path (run_distributed.cpp); one rank runs as always.
-  if (mpi_world_size_from_environment() > 1) return run_distributed_command(opt);
+  if (gpukit::mpi_world_size_from_environment() > 1) return run_distributed_command(opt);
 #endif
   return opt.precision == "float" ? run_typed<float>(opt) : run_typed<double>(opt);
 }

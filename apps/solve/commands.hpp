@@ -58,7 +58,6 @@ void check_true_residual(const run_options& opt, const solve::result& r, double 
 /// --history CSV and --json report of a finished solve (nnz < 0: not reported; ranks > 1: reported).
 void write_outputs(const run_options& opt, const solve::result& r, std::int64_t rows, std::int64_t nnz, double seconds,
                    int ranks);
-/// The world size that mpirun / srun announce in the environment (1 when not launched by one).
 /// `solve run --plan-only` (run_plan.cpp; built with GPUKIT_DISTRIBUTED).
 int plan_command(const run_options& opt);
 /// `solve run` over MPI (run_distributed.cpp; built with GPUKIT_DISTRIBUTED).

@@ -39,6 +39,7 @@ struct run_options {
   bool allow_nonfinite = false;  // accept NaN/Inf values
   std::string device = "auto";
   std::string json;
+  std::string output;  // y = A x as text, one value per line; empty: not written
   bool quiet = false;
 };
 

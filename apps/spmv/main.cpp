@@ -93,6 +93,10 @@ void add_run(CLI::App& app, spmv_app::run_options& o, action_t& action) {
   gpukit::add_allow_nonfinite_flag(*r, o.allow_nonfinite);
   gpukit::add_device_option(*r, o.device);
   r->add_option("--json", o.json, "write the report (apps/README.md, JSON reports) to FILE")->type_name("FILE");
+  r->add_option("--output", o.output, "write y = A x to FILE, one value per line with the digits that round-trip "
+                                      "(--device cpu: the reference backend's y; GPU: the last algorithm's, automatic "
+                                      "under all)")
+      ->type_name("FILE");
   gpukit::add_quiet_flag(*r, o.quiet);
   r->callback([&] { action = [&] { return spmv_app::run_command(o); }; });
 }

@@ -1,5 +1,6 @@
 // `spmv run FILE`: y = A x with each requested algorithm, timed against cuSPARSE ALG1/ALG2 in the same run
-// and checked against the double-accumulating reference, Eigen and cuSPARSE.
+// and checked against the double-accumulating reference, Eigen and cuSPARSE. The header, table, report and
+// check are shared with the distributed form (run_distributed.cpp).
 #include "run_command.hpp"
 
 #include <algorithm>
@@ -25,22 +26,23 @@
 #include "sparse/io.hpp"
 #include "sparse/reference.hpp"
 #include "sparse/spmv.hpp"
+#if defined(GPUKIT_DISTRIBUTED)
+#include "dist/communicator.hpp"
+#endif
 
 namespace spmv_app {
 namespace {
 
 using I = std::int32_t;
 
-struct row_result {
-  std::string name;    // algorithm (or peer) name
-  std::string detail;  // plan description
-  double us = 0;       // median time
-  error_summary vs_ref, vs_eigen, vs_cusparse;
-  bool have_cusparse = false;
-  double worst() const {
-    return std::max({vs_ref.max_ratio, vs_eigen.max_ratio, have_cusparse ? vs_cusparse.max_ratio : 0.0});
-  }
-};
+std::string fmt(double v, int prec = 3, bool sci = false) {
+  if (!std::isfinite(v)) return v > 0 ? "inf" : "n/a";
+  std::ostringstream o;
+  if (sci) o << std::scientific;
+  else o << std::fixed;
+  o << std::setprecision(prec) << v;
+  return o.str();
+}
 
 /// The matrix, x, the oracles' y and the per-row bounds: what every algorithm is checked against.
 template <class V>
@@ -51,23 +53,6 @@ struct problem {
   std::vector<double> bound;
   double bytes = 0, flops = 0;
 };
-
-/// x: the file's /matrix/x when an HDF5 file carries one of the right length, else fixed pseudo-random
-/// values in [-1, 1) (the same on every machine).
-template <class V>
-std::vector<V> input_x(const std::string& path, std::int64_t cols, const sparse::read_options& ro, std::string& origin) {
-  if (sparse::format_of(path) == sparse::file_format::hdf5) {
-    if (auto x = sparse::read_hdf5_vector<V>(path, "/matrix/x", ro)) {
-      if (static_cast<std::int64_t>(x->size()) != cols)
-        throw gpukit::bad_input(path + ": /matrix/x has " + std::to_string(x->size()) + " entries, the matrix " +
-                                std::to_string(cols) + " columns");
-      origin = "the file's /matrix/x";
-      return *x;
-    }
-  }
-  origin = "pseudo-random in [-1, 1), seed 2026";
-  return pseudo_random_vector<V>(cols, 2026);
-}
 
 template <class V>
 problem<V> load_problem(const std::string& path, const sparse::read_options& ro) {
@@ -85,36 +70,9 @@ problem<V> load_problem(const std::string& path, const sparse::read_options& ro)
   return p;
 }
 
-double median_cpu_us(const std::function<void()>& f, int reps) {
-  f();  // warm-up (first touch, thread pool start)
-  std::vector<double> us;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
-}
-
-std::string fmt(double v, int prec = 3, bool sci = false) {
-  if (!std::isfinite(v)) return v > 0 ? "inf" : "n/a";
-  std::ostringstream o;
-  if (sci) o << std::scientific;
-  else o << std::fixed;
-  o << std::setprecision(prec) << v;
-  return o.str();
-}
-
-/// The timings of one run: the rows and cuSPARSE's ALG1/ALG2 medians (the speedups' denominators).
-struct run_rows {
-  std::vector<row_result> rows;
-  std::optional<double> alg1_us, alg2_us;
-};
-
 template <class V>
-run_rows run_cpu(const problem<V>& p, const run_options& opt) {
-  std::vector<V> y = p.poison;
+run_rows run_cpu(const problem<V>& p, const run_options& opt, std::vector<V>& y) {
+  y = p.poison;
   row_result r;
   r.name = "eigen_cpu";
   r.detail = "sparse::reference::spmv (plain double-accumulation loop)";
@@ -147,7 +105,7 @@ std::vector<V> run_cusparse(const problem<V>& p, const sparse::device_csr<V, I>&
 }
 
 template <class V>
-run_rows run_gpu(const problem<V>& p, const run_options& opt, std::ostream& out) {
+run_rows run_gpu(const problem<V>& p, const run_options& opt, std::ostream& out, std::vector<V>& y_out) {
   run_rows res;
   const sparse::device_csr<V, I> d(p.a);
   gpukit::device_buffer<V> dx(p.x), dy(p.a.rows());
@@ -175,6 +133,7 @@ run_rows run_gpu(const problem<V>& p, const run_options& opt, std::ostream& out)
     r.detail = maybe->describe();
     r.us = median_gpu_us([&] { sparse::spmv(*maybe, V(1), dx.data(), V(0), dy.data()); }, 3, opt.repeats);
     const auto y = dy.download();
+    y_out = y;  // --output: the last algorithm's y (automatic under "all")
     r.vs_ref = compare_rows(y, p.y_ref, p.bound);
     r.vs_eigen = compare_rows(y, p.y_eigen, p.bound);
     if (!y_peer.empty()) {
@@ -185,6 +144,52 @@ run_rows run_gpu(const problem<V>& p, const run_options& opt, std::ostream& out)
   }
   return res;
 }
+
+template <class V>
+int run_typed(const run_options& opt, reduce::backend be) {
+  std::ostream& out = gpukit::output_stream(opt.quiet);
+  sparse::read_options ro;
+  ro.allow_nonfinite = opt.allow_nonfinite;
+  const problem<V> p = load_problem<V>(opt.path, ro);
+  const run_summary m{p.a.rows(), p.a.cols(), p.a.nnz(), p.x_origin, p.bytes,
+                      stencil_bytes<V, I>(p.a.rows(), p.a.cols(), p.a.nnz(), false), p.flops, 1};
+  print_header(opt, m, out);
+  run_rows res;
+  std::vector<V> y;
+  if (be == reduce::backend::cpu) {
+    out << "device     cpu: the reference backend (sparse::reference::spmv, double accumulation); GPU algorithms and cuSPARSE are not run\n";
+    res = run_cpu(p, opt, y);
+  } else {
+    out << "device     cuda: " << reduce::cuda_device_description() << "\n";
+    res = run_gpu(p, opt, out, y);
+  }
+  if (!opt.output.empty()) write_y(opt.output, y);
+  return finish_run(opt, be, m, res, out);
+}
+
+}  // namespace
+
+double median_cpu_us(const std::function<void()>& f, int reps) {
+  f();  // warm-up (first touch, thread pool start)
+  std::vector<double> us;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+void print_header(const run_options& opt, const run_summary& m, std::ostream& out) {
+  out << "file       " << opt.path << "\n"
+      << "matrix     " << m.rows << " x " << m.cols << ", " << m.nnz << " entries, " << opt.precision
+      << " values, int32 indices\n"
+      << "x          " << m.x_origin << "; y = A x (alpha 1, beta 0)\n"
+      << "min bytes  " << fmt(m.bytes / 1e6, 3) << " MB per call (values + col_idx + row_ptr + x + y)\n";
+}
+
+namespace {
 
 // Errors are max |y - oracle| over the rows; "worst/bound" is the largest ratio of an error to its row's
 // derived bound 2 gamma_{k+2} S_i over all oracles (<= 1 passes --check).
@@ -212,17 +217,17 @@ void put_ratio(nlohmann::json& j, const char* key, double v) {
   if (std::isfinite(v)) j[key] = v;
 }
 
-template <class V>
-nlohmann::json run_report(const run_options& opt, reduce::backend be, const problem<V>& p, const run_rows& res,
-                          double stencil_bytes, bool all_ok) {
+nlohmann::json run_report(const run_options& opt, reduce::backend be, const run_summary& p, const run_rows& res,
+                          bool all_ok) {
   nlohmann::json j = gpukit::report::make("spmv", "run");
   j["device"]["backend"] = reduce::to_string(be);  // the backend used, not only the one present
   j["inputs"] = {{"matrix", opt.path}, {"algorithm", opt.algorithm}, {"precision", opt.precision},
                  {"index", "int32"},   {"repeats", opt.repeats},     {"device", opt.device},
                  {"x", p.x_origin},    {"y", "A x (alpha 1, beta 0)"}};
   nlohmann::json& r = j["results"];
-  r = {{"rows", p.a.rows()},   {"cols", p.a.cols()},        {"nnz", p.a.nnz()}, {"min_traffic_bytes", p.bytes},
-       {"stencil_traffic_bytes", stencil_bytes}, {"within_bound", all_ok}};
+  r = {{"rows", p.rows},   {"cols", p.cols},        {"nnz", p.nnz}, {"min_traffic_bytes", p.bytes},
+       {"stencil_traffic_bytes", p.stencil_bytes}, {"within_bound", all_ok}};
+  if (p.ranks > 1) r["mpi_rank_count"] = p.ranks;
   r["algorithms"] = nlohmann::json::array();
   for (const auto& row : res.rows) {
     nlohmann::json a = {{"algorithm", row.name}, {"plan", row.detail}, {"time_us", row.us},
@@ -239,34 +244,18 @@ nlohmann::json run_report(const run_options& opt, reduce::backend be, const prob
   return j;
 }
 
-template <class V>
-int run_typed(const run_options& opt, reduce::backend be) {
-  std::ostream& out = gpukit::output_stream(opt.quiet);
-  sparse::read_options ro;
-  ro.allow_nonfinite = opt.allow_nonfinite;
-  const problem<V> p = load_problem<V>(opt.path, ro);
-  out << "file       " << opt.path << "\n"
-      << "matrix     " << p.a.rows() << " x " << p.a.cols() << ", " << p.a.nnz() << " entries, " << opt.precision
-      << " values, int32 indices\n"
-      << "x          " << p.x_origin << "; y = A x (alpha 1, beta 0)\n"
-      << "min bytes  " << fmt(p.bytes / 1e6, 3) << " MB per call (values + col_idx + row_ptr + x + y)\n";
-  run_rows res;
-  if (be == reduce::backend::cpu) {
-    out << "device     cpu: the reference backend (sparse::reference::spmv, double accumulation); GPU algorithms and cuSPARSE are not run\n";
-    res = run_cpu(p, opt);
-  } else {
-    out << "device     cuda: " << reduce::cuda_device_description() << "\n";
-    res = run_gpu(p, opt, out);
-  }
-  print_table(res, p.bytes, p.flops, out);
+}  // namespace
+
+int finish_run(const run_options& opt, reduce::backend be, const run_summary& m, const run_rows& res, std::ostream& out) {
+  print_table(res, m.bytes, m.flops, out);
   // stencil does not read col_idx: its GB/s above count the CSR minimum, more than it moves.
-  const double own = stencil_bytes<V, I>(p.a.rows(), p.a.cols(), p.a.nnz(), false);
+  const double own = m.stencil_bytes;
   for (const auto& r : res.rows)
     if (r.detail.rfind("stencil", 0) == 0 && r.us > 0)
       out << "note       " << r.name << " runs stencil, which reads no col_idx: it moves " << fmt(own / 1e6, 3)
           << " MB per call, " << fmt(gpukit::gb_per_s(own, r.us), 0) << " GB/s of its own bytes\n";
   const bool all_ok = std::all_of(res.rows.begin(), res.rows.end(), [](const row_result& r) { return r.worst() <= 1.0; });
-  if (!opt.json.empty()) gpukit::report::write(opt.json, run_report(opt, be, p, res, own, all_ok));
+  if (!opt.json.empty()) gpukit::report::write(opt.json, run_report(opt, be, m, res, all_ok));
   if (!opt.check) return gpukit::exit_ok;
   out << "\ncheck      "
       << (all_ok ? "every result within its derived per-row bound [ok]" : "a result is OUT of its derived bound [FAILED]")
@@ -275,12 +264,18 @@ int run_typed(const run_options& opt, reduce::backend be) {
   return gpukit::exit_ok;
 }
 
-}  // namespace
-
-int run_command(const run_options& opt) {
+void check_run_paths(const run_options& opt) {
   sparse::format_of(opt.path);  // a bad extension is an error before any device work
   { std::ifstream probe(opt.path); if (!probe) throw gpukit::bad_input(opt.path + ": cannot open file"); }
-  gpukit::check_output_paths({opt.path}, {opt.json});
+  gpukit::check_output_paths({opt.path}, {opt.json, opt.output});
+}
+
+int run_command(const run_options& opt) {
+#if defined(GPUKIT_DISTRIBUTED)
+  // Under mpirun with several ranks: the distributed path (run_distributed.cpp); one rank runs as always.
+  if (dist::launched_world_size() > 1) return run_distributed_command(opt);
+#endif
+  check_run_paths(opt);
   const reduce::backend be = gpukit::select_backend_announced("spmv", opt.device);
   return opt.precision == "float" ? run_typed<float>(opt, be) : run_typed<double>(opt, be);
 }

@@ -1,6 +1,7 @@
 // Helpers shared by `spmv run` and `spmv bench`: GPU timing (CUDA events, warm-up, median), the minimum
 // byte count of an SpMV, the plan of an algorithm that may not apply to the matrix, and error summaries
-// against an oracle within the derived per-row bound.
+// against an oracle within the derived per-row bound; and what `spmv run` on one process shares with its
+// distributed form (run_distributed.cpp): x, the y file, the header, table, report and check.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -13,11 +14,22 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+#include <iomanip>
+#include <limits>
+#include <ostream>
+#include <sstream>
 #include <utility>
 
+#include "app_errors.hpp"
+#include "commands.hpp"
+#include "gpukit/atomic_file.hpp"
 #include "gpukit/cuda_timer.hpp"
 #include "gpukit/cuda_check.hpp"
+#include "sparse/hdf5_io.hpp"
+#include "sparse/io.hpp"
 #include "sparse/spmv.hpp"
+#include "reduce/device.hpp"
 
 namespace spmv_app {
 
@@ -95,5 +107,69 @@ error_summary compare_rows(const std::vector<Value>& got, const std::vector<Valu
   }
   return e;
 }
+
+/// x: the file's /matrix/x when an HDF5 file carries one of the right length, else fixed pseudo-random
+/// values in [-1, 1) (the same on every machine).
+template <class V>
+std::vector<V> input_x(const std::string& path, std::int64_t cols, const sparse::read_options& ro, std::string& origin) {
+  if (sparse::format_of(path) == sparse::file_format::hdf5) {
+    if (auto x = sparse::read_hdf5_vector<V>(path, "/matrix/x", ro)) {
+      if (static_cast<std::int64_t>(x->size()) != cols)
+        throw gpukit::bad_input(path + ": /matrix/x has " + std::to_string(x->size()) + " entries, the matrix " +
+                                std::to_string(cols) + " columns");
+      origin = "the file's /matrix/x";
+      return *x;
+    }
+  }
+  origin = "pseudo-random in [-1, 1), seed 2026";
+  return pseudo_random_vector<V>(cols, 2026);
+}
+
+/// --output: y as text, one value per line with max_digits10 significant digits (reads back to the same
+/// bits), written atomically.
+template <class V>
+void write_y(const std::string& path, const std::vector<V>& y) {
+  std::ostringstream o;
+  o << std::setprecision(std::numeric_limits<V>::max_digits10);
+  for (const V v : y) o << static_cast<double>(v) << "\n";
+  gpukit::write_file_atomically(path, o.str());
+}
+
+/// One row of the table: an algorithm (or peer), its median time and its errors against the oracles.
+struct row_result {
+  std::string name;    // algorithm (or peer) name
+  std::string detail;  // plan description
+  double us = 0;       // median time
+  error_summary vs_ref, vs_eigen, vs_cusparse;
+  bool have_cusparse = false;
+  double worst() const {
+    return std::max({vs_ref.max_ratio, vs_eigen.max_ratio, have_cusparse ? vs_cusparse.max_ratio : 0.0});
+  }
+};
+
+/// The timings of one run: the rows and cuSPARSE's ALG1/ALG2 medians (the speedups' denominators).
+struct run_rows {
+  std::vector<row_result> rows;
+  std::optional<double> alg1_us, alg2_us;
+};
+
+/// What the header and the report say of the problem.
+struct run_summary {
+  std::int64_t rows = 0, cols = 0, nnz = 0;
+  std::string x_origin;
+  double bytes = 0, stencil_bytes = 0, flops = 0;
+  int ranks = 1;  // > 1: reported as results.mpi_rank_count
+};
+
+/// Median time in microseconds of `reps` calls of f() after one warm-up call (host clock).
+double median_cpu_us(const std::function<void()>& f, int reps);
+/// The file, matrix, x and traffic lines every `spmv run` starts with.
+void print_header(const run_options& opt, const run_summary& m, std::ostream& out);
+/// The end of every `spmv run`: the table, the --json report, the --check verdict (gpukit::check_failed).
+int finish_run(const run_options& opt, reduce::backend be, const run_summary& m, const run_rows& res, std::ostream& out);
+/// The input can be opened, its extension is known, the outputs are not inputs (gpukit::bad_input).
+void check_run_paths(const run_options& opt);
+/// `spmv run` under mpirun with several ranks (run_distributed.cpp; built with GPUKIT_DISTRIBUTED).
+int run_distributed_command(const run_options& opt);
 
 }  // namespace spmv_app

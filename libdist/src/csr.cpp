@@ -2,7 +2,11 @@
 // by hyperslabs and the overlapped CPU SpMV.
 #include "dist/csr.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -10,6 +14,7 @@
 
 #include "dist_check.hpp"
 #include "sparse/hdf5_io.hpp"
+#include "sparse/io.hpp"
 #include "sparse/reference.hpp"
 
 namespace dist {
@@ -160,7 +165,8 @@ distributed_csr<Value, Index>::distributed_csr(const communicator& comm, row_par
 }
 
 template <class Value, class Index>
-distributed_csr<Value, Index> read_hdf5(const communicator& comm, const std::string& path, const std::string& group) {
+distributed_csr<Value, Index> read_hdf5(const communicator& comm, const std::string& path, const std::string& group,
+                                        const sparse::read_options& options) {
   row_partition part;
   part.offsets.resize(static_cast<std::size_t>(comm.size()) + 1);
   all_or_none(comm, [&] {
@@ -175,9 +181,52 @@ distributed_csr<Value, Index> read_hdf5(const communicator& comm, const std::str
   detail::mpi_check(MPI_Bcast(part.offsets.data(), comm.size() + 1, MPI_INT64_T, 0, comm.mpi()), "MPI_Bcast");
   sparse::host_csr<Value, Index> local;
   all_or_none(comm, [&] {
-    local = sparse::read_hdf5_rows<Value, Index>(path, group, part.begin(comm.rank()), part.end(comm.rank()));
+    local = sparse::read_hdf5_rows<Value, Index>(path, group, part.begin(comm.rank()), part.end(comm.rank()), options);
   });
   return distributed_csr<Value, Index>(comm, std::move(part), local);
+}
+
+namespace {
+
+/// Rank 0's path broadcast to every rank.
+std::string broadcast_string(const communicator& comm, std::string s) {
+  int length = static_cast<int>(s.size());
+  detail::mpi_check(MPI_Bcast(&length, 1, MPI_INT, 0, comm.mpi()), "MPI_Bcast");
+  s.resize(static_cast<std::size_t>(length));
+  detail::mpi_check(MPI_Bcast(s.data(), length, MPI_CHAR, 0, comm.mpi()), "MPI_Bcast");
+  return s;
+}
+
+/// Rank 0 removes the temporary HDF5 file of read_matrix once every rank is past reading it.
+struct temporary_file {
+  const communicator& comm;
+  std::string path;
+  ~temporary_file() {
+    if (path.empty()) return;
+    MPI_Barrier(comm.mpi());
+    if (comm.rank() == 0) std::remove(path.c_str());
+  }
+};
+
+}  // namespace
+
+template <class Value, class Index>
+distributed_csr<Value, Index> read_matrix(const communicator& comm, const std::string& path,
+                                          const sparse::read_options& options) {
+  bool hdf5 = false;
+  std::string converted;
+  all_or_none(comm, [&] {
+    hdf5 = sparse::format_of(path) == sparse::file_format::hdf5;  // the same answer on every rank
+    if (hdf5 || comm.rank() != 0) return;
+    const auto a = sparse::read_matrix<Value, std::int64_t>(path, options);
+    converted = (std::filesystem::temp_directory_path() /
+                 ("gpukit_" + std::to_string(::getpid()) + "_" + std::filesystem::path(path).stem().string() + ".h5"))
+                    .string();
+    sparse::write_hdf5(converted, a);
+  });
+  if (hdf5) return read_hdf5<Value, Index>(comm, path, "/matrix", options);
+  const temporary_file cleanup{comm, broadcast_string(comm, converted)};
+  return read_hdf5<Value, Index>(comm, cleanup.path, "/matrix", options);
 }
 
 template <class Value, class Index>
@@ -243,7 +292,10 @@ void host_spmv<Value, Index>::apply(const Value* x_local, Value* y_local) {
 #define DIST_CSR_INSTANTIATE(V, I)                                                                             \
   template class distributed_csr<V, I>;                                                                        \
   template class host_spmv<V, I>;                                                                              \
-  template distributed_csr<V, I> read_hdf5<V, I>(const communicator&, const std::string&, const std::string&); \
+  template distributed_csr<V, I> read_hdf5<V, I>(const communicator&, const std::string&, const std::string&,  \
+                                                 const sparse::read_options&);                                \
+  template distributed_csr<V, I> read_matrix<V, I>(const communicator&, const std::string&,                  \
+                                                   const sparse::read_options&);                              \
   template distributed_csr<V, I> distribute<V, I>(const communicator&, const sparse::host_csr<V, I>&);
 DIST_CSR_INSTANTIATE(float, std::int32_t)
 DIST_CSR_INSTANTIATE(float, std::int64_t)

@@ -97,3 +97,51 @@ gpukit_cli_test(NAME spmv_bench_corpus_not_matrix EXPECT 2 STDERR_LINES 1 COMMAN
 gpukit_cli_test(NAME spmv_bench_corpus_with_classes EXPECT 2 STDERR_LINES 1
                 COMMAND ${SPMV} bench --corpus ${CORPUS_JUNK} --classes laplace2d)
 gpukit_cli_test(NAME spmv_bench_list_alone EXPECT 2 STDERR_LINES 1 COMMAND ${NO_GPU} ${SPMV} bench --list)
+
+# Under mpiexec (GPUKIT_DISTRIBUTED): `spmv run` takes the distributed path with 2 and 3 ranks. The report
+# and y (--output) are written once, by rank 0; y is byte for byte the one-process y (dist::host_spmv is
+# bitwise the reference backend), for a Matrix Market file (converted once by rank 0) and an HDF5 file
+# (with its own /matrix/x); the control compares float with double y and must see them differ. A missing
+# file or a NaN in the matrix (read by rank 0 from Matrix Market, or by its owner from HDF5) fails on every
+# rank with exit 2 and ONE error line (mpiexec adds its own banner), and no rank hangs (the timeout).
+if(GPUKIT_DISTRIBUTED)
+  set(MPI_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+              OMPI_MCA_mpi_yield_when_idle=1)
+  set(SPMV_NAN ${CMAKE_CURRENT_BINARY_DIR}/spmv_nan.mtx)
+  file(WRITE ${SPMV_NAN} "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 2\n3 3 nan\n")
+  # gpukit_spmv_mpi_compare(name np same one many): y of `spmv run <one>` on one process against y of
+  # `mpiexec -n <np> spmv run <many> --check` (argument lists); same 1 expects the same bytes, 0 different ones.
+  function(gpukit_spmv_mpi_compare name np same one many)
+    set(first ${SPMV} run ${one} --device cpu --repeats 2 --output y.txt)
+    set(second ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${SPMV} run ${many} --device cpu --repeats 2 --check
+               --output y.txt --json r.json)
+    string(REPLACE ";" "\\;" first "${first}")
+    string(REPLACE ";" "\\;" second "${second}")
+    add_test(NAME cli_${name}
+             COMMAND ${CMAKE_COMMAND} -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/${name} -DOUTPUT=y.txt -DSAME=${same}
+                     "-DFIRST=${first}" "-DSECOND=${second}" -P ${CMAKE_CURRENT_SOURCE_DIR}/compare_outputs.cmake)
+    set_tests_properties(cli_${name} PROPERTIES ENVIRONMENT "${MPI_ENV}" TIMEOUT 300 LABELS "cpu;mpi")
+  endfunction()
+  foreach(np 2 3)
+    gpukit_cli_test(NAME spmv_mpi${np}_run EXPECT 0 STDERR_LINES 0 JSON r.json ENVIRONMENT ${MPI_ENV}
+                    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${SPMV} run ${BUS} --device cpu
+                            --repeats 3 --check --output y.txt --json r.json)
+    gpukit_spmv_mpi_compare(spmv_mpi${np}_same_y_mtx ${np} 1 "${BUS}" "${BUS}")
+    gpukit_spmv_mpi_compare(spmv_mpi${np}_same_y_h5 ${np} 1 "${DATA}/sparse/west0479.h5;--precision;double"
+                            "${DATA}/sparse/west0479.h5;--precision;double")
+    gpukit_cli_test(NAME spmv_mpi${np}_missing_file EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
+                    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${SPMV} run no_such_matrix.h5
+                            --device cpu --output y.txt --json r.json)
+  endforeach()
+  gpukit_spmv_mpi_compare(spmv_mpi2_different_y_control 2 0 "${BUS}" "${BUS};--precision;double")
+  gpukit_cli_test(NAME spmv_mpi2_nan_matrix EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
+                  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${SPMV} run ${SPMV_NAN} --device cpu
+                          --json r.json)
+  gpukit_cli_test(NAME spmv_mpi2_nan_h5 EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
+                  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${SPMV} run
+                          ${CMAKE_CURRENT_BINARY_DIR}/bad_generated/csr_values_nan.h5 --device cpu --json r.json)
+  set_tests_properties(cli_spmv_mpi2_nan_h5 PROPERTIES FIXTURES_REQUIRED bad_hdf5)
+  gpukit_cli_test(NAME spmv_mpi2_non_square EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
+                  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${SPMV} run ${DATA}/sparse/random_k5_300x200.mtx
+                          --device cpu --json r.json)
+endif()

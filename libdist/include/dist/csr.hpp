@@ -82,7 +82,8 @@ private:
 /// Collective: reads the CSR matrix in `group` of the HDF5 file `path` (libsparse's schema), each rank only
 /// its rows. Rank 0 reads row_ptr (8 bytes per row) and partitions by nonzeros; the offsets are broadcast;
 /// every rank then reads its rows' part of row_ptr, col_idx and values as hyperslabs
-/// (sparse::read_hdf5_rows). A bad file on any rank throws the same rank_failure on every rank.
+/// (sparse::read_hdf5_rows, with `options`: NaN/Inf refused unless allowed). A bad file on any rank throws
+/// the same rank_failure on every rank.
 ///
 /// Example:
 ///   dist::communicator comm;
@@ -90,7 +91,16 @@ private:
 ///   dist::host_spmv<double, std::int32_t> spmv(comm, a);   spmv.apply(x_local.data(), y_local.data());
 template <class Value, class Index>
 distributed_csr<Value, Index> read_hdf5(const communicator& comm, const std::string& path,
-                                        const std::string& group = "/matrix");
+                                        const std::string& group = "/matrix", const sparse::read_options& options = {});
+
+/// Collective: any matrix file sparse::read_matrix reads, each rank keeping its rows. An HDF5 file (.h5,
+/// .hdf5) is read_hdf5's (group /matrix); a Matrix Market file is read once, by rank 0 (as Value, so the
+/// values are those of sparse::read_matrix<Value, Index> on one process), written to a temporary HDF5 file
+/// in the temporary directory that every rank reads its rows of, and removed before returning (also on
+/// failure). A bad file throws the same rank_failure on every rank.
+template <class Value, class Index>
+distributed_csr<Value, Index> read_matrix(const communicator& comm, const std::string& path,
+                                          const sparse::read_options& options = {});
 
 /// Collective: every rank holds the same global matrix (tests, generated problems); each keeps its rows of
 /// a partition by nonzeros.

@@ -9,30 +9,30 @@
 namespace gpukit {
 
 int run_on_mpi_world(const std::string& tool, const std::function<int(dist::communicator&)>& command) {
+  int argc = 0;
+  char** argv = nullptr;
+  const dist::environment env(argc, argv);
+  dist::communicator comm(MPI_COMM_WORLD);
   int code = exit_ok;
-  std::string message;  // rank 0's agreed failure, said after MPI_Finalize
-  bool bad = false;
-  {
-    int argc = 0;
-    char** argv = nullptr;
-    const dist::environment env(argc, argv);
-    dist::communicator comm(MPI_COMM_WORLD);
-    try {
-      code = command(comm);
-    } catch (const dist::rank_failure& e) {
-      bad = e.bad_input;
-      code = bad ? exit_bad_input : exit_runtime_error;
-      if (comm.rank() == 0) message = e.what();  // the libraries name the file; said once, by rank 0
-    } catch (const check_failed&) {
-      throw;  // rank 0 only: the result is the same on every rank, the others returned exit_check_failed
-    } catch (const std::exception& e) {
-      std::cerr << tool << ": error: rank " << comm.rank() << ": " << e.what() << std::endl;
-      MPI_Abort(MPI_COMM_WORLD, exit_runtime_error);
-    }
+  std::string message;  // an agreed failure, or rank 0's failed check: said once, by rank 0
+  try {
+    code = command(comm);
+  } catch (const dist::rank_failure& e) {
+    code = e.bad_input ? exit_bad_input : exit_runtime_error;
+    message = e.what();  // the libraries name the file
+  } catch (const check_failed& e) {
+    code = exit_check_failed;  // rank 0 only: the result is the same on every rank, the others returned 1
+    message = e.what();
+  } catch (const std::exception& e) {
+    // A failure on this rank alone, outside any agreement: the others may wait in a collective, so the
+    // whole job is stopped (MPI_Abort) after this rank's one line; no rank hangs.
+    std::cerr << tool << ": error: rank " << comm.rank() << ": " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, exit_runtime_error);
   }
-  if (message.empty()) return code;
-  if (bad) throw bad_input(message);
-  std::cerr << tool << ": error: " << message << std::endl;  // a runtime failure: exit 3, as run_app would
+  // Rank 0 says it while every rank still runs, and no rank leaves before: mpiexec ends the whole job as
+  // soon as one rank exits non-zero, which would otherwise cut rank 0's line (seen under -np 2).
+  if (comm.rank() == 0 && !message.empty()) std::cerr << tool << ": error: " << message << std::endl;
+  MPI_Barrier(comm.mpi());
   return code;
 }
 

@@ -11,9 +11,9 @@
 
 namespace gpukit {
 
-/// Runs `command` on every rank of MPI_COMM_WORLD and returns its exit code. Rank 0 alone prints and
-/// writes; a gpukit::check_failed it throws propagates (to run_app: exit 1), the other ranks returning
-/// the same code themselves. Throws gpukit::bad_input on rank 0 for an agreed bad-input failure.
+/// Runs `command` on every rank of MPI_COMM_WORLD and returns its exit code, the same on every rank. Rank 0
+/// alone prints and writes; an agreed failure (2 bad input, 3 runtime) or a gpukit::check_failed that
+/// rank 0 throws (1) is said once, by rank 0, before any rank leaves.
 int run_on_mpi_world(const std::string& tool, const std::function<int(dist::communicator&)>& command);
 
 /// dist::all_or_none for app code: a gpukit::bad_input that `f` throws counts as bad input (exit 2), as

@@ -26,6 +26,7 @@
 #include "dist/communicator.hpp"
 #include "file_guard.hpp"
 #include "measure.hpp"
+#include "mpi_app.hpp"
 #include "report.hpp"
 #include "run_report.hpp"
 #include "wsm5/distributed.hpp"
@@ -186,33 +187,7 @@ int run_on_ranks(const dist::communicator& comm, const run_options& opt) {
 }  // namespace
 
 int run_distributed_command(const run_options& opt) {
-  int code = gpukit::exit_ok;
-  std::string message;  // rank 0's, of an agreed failure
-  bool bad = false;
-  {
-    int argc = 0;
-    char** argv = nullptr;
-    const dist::environment env(argc, argv);
-    const dist::communicator comm(MPI_COMM_WORLD);
-    try {
-      code = run_on_ranks(comm, opt);
-    } catch (const dist::rank_failure& e) {
-      bad = e.bad_input;
-      code = bad ? gpukit::exit_bad_input : gpukit::exit_runtime_error;
-      if (comm.rank() == 0) message = e.what();  // said once, by rank 0
-    } catch (const gpukit::check_failed&) {
-      throw;  // rank 0 only: the others returned exit_check_failed
-    } catch (const std::exception& e) {
-      // A failure on this rank alone, outside any agreement: the others may wait in a collective, so the
-      // whole job is stopped (MPI_Abort) after this rank's one line; no rank hangs.
-      std::cerr << "wsm5: error: rank " << comm.rank() << ": " << e.what() << std::endl;
-      MPI_Abort(MPI_COMM_WORLD, gpukit::exit_runtime_error);
-    }
-  }
-  if (message.empty()) return code;
-  if (bad) throw gpukit::bad_input(message);
-  std::cerr << "wsm5: error: " << message << std::endl;  // a runtime failure: exit 3, as run_command would
-  return code;
+  return gpukit::run_on_mpi_world("wsm5", [&](dist::communicator& comm) { return run_on_ranks(comm, opt); });
 }
 
 }  // namespace wsm5_app

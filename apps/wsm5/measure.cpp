@@ -14,10 +14,6 @@
 #include "reduce/device.hpp"
 
 namespace wsm5_app {
-namespace {
-
-using clock_type = std::chrono::steady_clock;
-
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
@@ -33,6 +29,8 @@ int cpu_threads() {
   return 1;
 #endif
 }
+
+namespace {
 
 /// "wsm5: WHAT call S/N" on stderr (carriage return, no newline) once a loop has run over 3 s; the loop
 /// ends it with end_progress.

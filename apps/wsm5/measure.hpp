@@ -2,6 +2,7 @@
 // host link), each GPU variant's calls and timings, and the check of a variant against the reference.
 // run_report.cpp prints and reports these; run_command.cpp puts them in order.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <optional>
@@ -11,6 +12,14 @@
 #include "wsm5/wsm5.hpp"
 
 namespace wsm5_app {
+
+using clock_type = std::chrono::steady_clock;
+/// Seconds from t0 to now.
+double seconds_since(clock_type::time_point t0);
+/// The median of v (the upper one for an even count; NaN for none).
+double median(std::vector<double> v);
+/// The CPU reference's threads (OpenMP's maximum; 1 without OpenMP).
+int cpu_threads();
 
 /// A call produced NaN or Inf: the run stops before writing anything (run_command: exit 3, one line).
 struct nonfinite_failure : std::runtime_error {

@@ -17,10 +17,6 @@
 #include <string>
 #include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "app.hpp"
 #include "commands.hpp"
 #include "dist/communicator.hpp"
@@ -33,12 +29,6 @@
 
 namespace wsm5_app {
 namespace {
-
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
 
 /// Runs f on this rank, then agrees: every rank returns, or every rank throws the same rank_failure. A
 /// failure is bad input when `input` (options, reading, writing the files: exit 2, as on one rank), a
@@ -106,12 +96,9 @@ part_run step_part(const dist::communicator& comm, wsm5::domain& part, const wsm
     agreed(comm, false, [&] { stop_on_nonfinite(nonfinite_in_whole(part, s, comm.rank()), c + 1, calls, "cpu"); });
     r.diag = wsm5::distributed::combine(comm, part, local);
   }
-  std::sort(t.begin(), t.end());
-  const double median = t[t.size() / 2];
-  MPI_Allreduce(&median, &r.slowest_s, 1, MPI_DOUBLE, MPI_MAX, comm.mpi());
-#ifdef _OPENMP
-  r.threads = omp_get_max_threads();
-#endif
+  const double local_median = median(t);
+  MPI_Allreduce(&local_median, &r.slowest_s, 1, MPI_DOUBLE, MPI_MAX, comm.mpi());
+  r.threads = cpu_threads();
   return r;
 }
 

@@ -15,31 +15,16 @@
 #include "gpukit_paths.hpp"
 #include "sparse/generate.hpp"
 #include "sparse/io.hpp"
+#include "temp_dir.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("gpukit_test_spmv_corpus_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name, const std::string& content) const {
-    const std::string p = (path / name).string();
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
+/// This file's temporary directories (tests/support/temp_dir.hpp).
+struct temp_dir : test::temp_dir {
+  temp_dir() : test::temp_dir("test_spmv_corpus") {}
 };
 
 const std::string small_mtx = "%%MatrixMarket matrix coordinate real general\n2 3 3\n1 1 1.0\n2 2 2.0\n2 3 -1\n";

@@ -16,6 +16,7 @@
 #include "sparse/csr.hpp"
 #include "sparse/generate.hpp"
 #include "sparse/io.hpp"
+#include "temp_dir.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -24,26 +25,9 @@ using std::int64_t;
 
 namespace {
 
-/// A fresh directory per test case under the system temp dir, removed at the end.
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("gpukit_test_sparse_io_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name, const std::string& content) const {
-    const std::string p = (path / name).string();
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
+/// This file's temporary directories (tests/support/temp_dir.hpp).
+struct temp_dir : test::temp_dir {
+  temp_dir() : test::temp_dir("test_sparse_io") {}
 };
 
 /// True when no temporary output (NAME.<pid>.<n>.partial, gpukit::atomic_output) is left in `dir`.

@@ -4,19 +4,23 @@
     classify_finding.py LOG        exit 0: inside libhdf5 (third party); 1: ours, or no such finding
     classify_finding.py --self-test
 
-A timeout or an AddressSanitizer memory error is libhdf5 1.10's defect when the innermost frame of library
-code (not the sanitizer, libFuzzer, libc or an interceptor) lies in libhdf5 and, for an overflow, the block
-overflowed was allocated by libhdf5 too. Seen on corrupted files: the global-heap code loops forever or
+A timeout, a crash (an AddressSanitizer memory error, a deadly signal) or an out-of-memory is libhdf5 1.10's
+defect when the innermost frame of library code (not the sanitizer, libFuzzer, libc or an interceptor) lies
+in libhdf5 and, for an overflow, the block overflowed was allocated by libhdf5 too; for out-of-memory the
+frame is the allocation's (the one malloc over the limit, or the context holding most of the live heap). Seen on corrupted files: the global-heap code loops forever or
 copies from a wild address when a variable-length string attribute points at a corrupted heap object
 (libhdf5 1.10 checks the object's index by assert only; HDFGroup/hdf5 pull 2808, in 1.14.2, validates it),
-and the metadata cache frees an address it never allocated when closing such a file.
-Ours, always: leaks (our handles), UBSan reports, out-of-memory, a frame of our code innermost, and an
-overflow of a block our code allocated (a buffer we sized wrong, even if libhdf5 wrote past it).
+the metadata cache frees an address it never allocated when closing such a file, and the local heap of a
+corrupted symbol table makes H5Lexists allocate tens of millions of free-list nodes (24 GB, 2 minutes,
+for a 13 KB file).
+Ours, always: leaks (our handles), UBSan reports, a frame of our code innermost, an allocation by our code
+holding the memory, and an overflow of a block our code allocated (a buffer we sized wrong, even if
+libhdf5 wrote past it).
 """
 import re
 import sys
 
-FINDING = re.compile(r"ERROR: (libFuzzer: timeout|AddressSanitizer: )")
+FINDING = re.compile(r"ERROR: (libFuzzer: (timeout|deadly signal|out-of-memory)|AddressSanitizer: )")
 NOT_LIBRARY_CODE = re.compile(r"sanitizer|fuzzer::|libc\.so|__interceptor_|sysdeps/")
 SOURCE_LOCATION = re.compile(r"\.(cpp|hpp|cc|h|c):\d+")
 
@@ -52,6 +56,10 @@ def inside_libhdf5(text):
     report = text[m.start():]
     blocks = stacks(report)
     if not blocks or "libhdf5" not in innermost(blocks[0]):
+        return False
+    # Out-of-memory with a live-heap profile: its first context must hold most of the live bytes.
+    share = re.search(r"Live Heap Allocations:.*?\n\d+ byte\(s\) \((\d+)%\)", report, re.S)
+    if m.group(1).startswith("libFuzzer: out-of-memory") and share and int(share.group(1)) < 50:
         return False
     if "allocated by thread" in report and (len(blocks) < 2 or "libhdf5" not in innermost(blocks[1])):
         return False
@@ -94,6 +102,23 @@ SAMPLES = {
         frame(0, "H5O_attr_decode " + HDF5), frame(1, "H5Aexists " + HDF5)]) +
         "\nallocated by thread T0 here:\n" + "\n".join([
         frame(0, "malloc (/b/fuzz_wsm5_hdf5+0x1)"), frame(1, "H5FL_blk_malloc " + HDF5)]), True),
+    "local_heap_free_list_fills_memory": ("==1== ERROR: libFuzzer: out-of-memory (used: 2278Mb; limit: 2048Mb)\n"
+        "Live Heap Allocations: 1218876619 bytes in 37216540 chunks; showing top 95%\n"
+        "1193485238 byte(s) (97%) in 37213803 allocation(s)\n" + "\n".join([
+        frame(0, "malloc (/b/fuzz_wsm5_hdf5+0xf813e)"), frame(1, " " + HDF5)]), True),
+    "our_vector_fills_memory": ("==1== ERROR: libFuzzer: out-of-memory (used: 2278Mb; limit: 2048Mb)\n"
+        "Live Heap Allocations: 2218876619 bytes in 7 chunks; showing top 95%\n"
+        "2193485238 byte(s) (98%) in 1 allocation(s)\n" + "\n".join([
+        frame(0, "operator new(unsigned long) (/b/fuzz_wsm5_hdf5+0x1)"),
+        frame(1, "wsm5::domain::domain() /src/libwsm5/src/domain.cpp:60:3"), frame(2, "H5Dread " + HDF5)]), False),
+    "scattered_heap_growth": ("==1== ERROR: libFuzzer: out-of-memory (used: 2278Mb; limit: 2048Mb)\n"
+        "Live Heap Allocations: 2218876619 bytes in 7 chunks; showing top 95%\n"
+        "443485238 byte(s) (20%) in 100 allocation(s)\n" + "\n".join([
+        frame(0, "malloc (/b/fuzz_wsm5_hdf5+0x1)"), frame(1, "H5FL_reg_malloc " + HDF5)]), False),
+    "malloc_over_the_limit_in_libhdf5": ("==1== ERROR: libFuzzer: out-of-memory (malloc(2621440000))\n" + "\n".join([
+        frame(0, "__sanitizer_print_stack_trace (/b/fuzz_wsm5_hdf5+0x1)"), frame(1, "fuzzer::MallocHook (/b/fuzz_wsm5_hdf5+0x1)"),
+        frame(2, "malloc (/b/fuzz_wsm5_hdf5+0x1)"), frame(3, "H5O__cache_deserialize " + HDF5),
+        frame(4, "H5Fopen " + HDF5)]), True),
     "leak_of_a_libhdf5_allocation": ("==1==ERROR: LeakSanitizer: detected memory leaks\n" + "\n".join([
         frame(0, "malloc (/b/fuzz_csr_hdf5+0x1)"), frame(1, "H5FL_reg_malloc " + HDF5)]) +
         "\n==1==ERROR: AddressSanitizer: SEGV\n" + frame(0, "H5HG_read " + HDF5), False),

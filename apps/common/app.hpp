@@ -16,6 +16,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <functional>
 #include <ostream>
 #include <stdexcept>
@@ -58,6 +59,11 @@ CLI::Option* add_quiet_flag(CLI::App& cmd, bool& quiet);
 /// Where a command prints its normal output: std::cout, or a stream that discards everything when
 /// `quiet` (errors still go to stderr through run_app).
 std::ostream& output_stream(bool quiet);
+
+/// Wall seconds from t0 (steady clock) to now: the apps' host-side timings.
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 /// reduce::select_backend for a --device value, saying on stderr when `auto` falls back to the CPU
 /// (libraries never print; a fallback is never silent).

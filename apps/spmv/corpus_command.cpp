@@ -208,10 +208,6 @@ nlohmann::json corpus_report(const bench_options& opt, const std::vector<corpus_
   return j;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 }  // namespace
 
 int corpus_command(const bench_options& opt) {
@@ -236,9 +232,9 @@ int corpus_command(const bench_options& opt) {
     const matrix a = it.kept ? std::move(*it.kept) : load(it.entry);
     it.kept.reset();
     results.push_back(bench_one(a, it.entry.name, false, calls, false));
-    out << " " << a.nnz() << " entries, " << fixed(seconds_since(t1), 1) << " s\n";
+    out << " " << a.nnz() << " entries, " << fixed(gpukit::seconds_since(t1), 1) << " s\n";
   }
-  const double elapsed = seconds_since(t0);
+  const double elapsed = gpukit::seconds_since(t0);
   out << "corpus measured in " << fixed(elapsed, 1) << " s\n";
   const corpus_summary s = summarize(results);
   print_table(results, out);

@@ -14,10 +14,6 @@
 namespace spmv_app {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 template <class Value, class Index>
 struct convert_fn {
   static void run(const convert_options& o) {
@@ -27,7 +23,7 @@ struct convert_fn {
     auto a = sparse::read_matrix<Value, Index>(o.in, ro);
     sparse::write_matrix(o.out, a, "converted from " + o.in + " by spmv convert");
     gpukit::output_stream(o.quiet) << o.in << " -> " << o.out << ": " << a.rows() << " x " << a.cols() << ", "
-                                   << a.nnz() << " entries (" << seconds_since(t0) << " s)\n";
+                                   << a.nnz() << " entries (" << gpukit::seconds_since(t0) << " s)\n";
   }
 };
 
@@ -36,12 +32,12 @@ struct generate_fn {
   static void run(const generate_options& o) {
     const auto t0 = std::chrono::steady_clock::now();
     auto a = sparse::generate<Value, Index>(o.params);
-    const double generated_s = seconds_since(t0);
+    const double generated_s = gpukit::seconds_since(t0);
     const auto t1 = std::chrono::steady_clock::now();
     sparse::write_matrix(o.out, a, o.description);
     gpukit::output_stream(o.quiet) << o.out << ": " << sparse::class_name(o.params.kind) << " " << a.rows() << " x "
                                    << a.cols() << ", " << a.nnz() << " entries (generated in " << generated_s
-                                   << " s, written in " << seconds_since(t1) << " s)\n";
+                                   << " s, written in " << gpukit::seconds_since(t1) << " s)\n";
   }
 };
 

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "app.hpp"
 #include "wsm5/wsm5.hpp"
 
 namespace wsm5_app {
 
 using clock_type = std::chrono::steady_clock;
-/// Seconds from t0 to now.
-double seconds_since(clock_type::time_point t0);
+using gpukit::seconds_since;
 /// The median of v (the upper one for an even count; NaN for none).
 double median(std::vector<double> v);
 /// The CPU reference's threads (OpenMP's maximum; 1 without OpenMP).

@@ -23,9 +23,7 @@
 #endif
 
 namespace wsm5_app {
-namespace {
 
-/// The GPU variants --variant asks for ("all": both, "cpu": none); checks the options that need no input.
 std::vector<wsm5::variant> requested_variants(const run_options& opt) {
   if (opt.variant == "cpu") return {};
   const bool any = opt.variant == "all" || opt.variant == "automatic";
@@ -36,6 +34,8 @@ std::vector<wsm5::variant> requested_variants(const run_options& opt) {
   return {wsm5::parse_variant(opt.variant)};
 }
 
+namespace {
+
 /// Whether the GPU variants run. --device cpu, or no GPU with --device auto and --variant all or automatic, runs the
 /// CPU reference only (auto says so on stderr); a GPU variant asked for by name, or --device gpu, without
 /// a GPU is an error (exit 3), never a silent fallback.
@@ -45,16 +45,6 @@ bool choose_gpu(const run_options& opt, bool wants_gpu) {
     throw gpukit::no_cuda_device("--variant " + opt.variant + " needs a GPU: " + reduce::cuda_unavailable_reason());
   return gpukit::select_backend_announced("wsm5", opt.device) == reduce::backend::cuda;
 }
-
-/// What the parts of a run share.
-struct run_context {
-  const run_options& opt;
-  const wsm5::domain& d0;
-  const cpu_run& cpu;
-  std::ostream& out;
-  nlohmann::json& results;            // the report's "results"
-  std::vector<std::string>& failures;  // failed checks, in words
-};
 
 /// Each GPU variant after the ceilings; the first variant's state after --steps calls goes to out_state.
 void run_gpu_variants(const run_context& x, const std::vector<wsm5::variant>& variants, wsm5::domain& out_state) {
@@ -69,23 +59,10 @@ void run_gpu_variants(const run_context& x, const std::vector<wsm5::variant>& va
     if (chosen == wsm5::variant::automatic) {
       const wsm5::gpu_capacity cap = wsm5::current_gpu_capacity();
       chosen = wsm5::choose_variant(x.d0.columns(), cap);
-      x.out << "variant   automatic -> " << wsm5::to_string(chosen) << " (" << x.d0.columns() << " columns; "
-            << "thread_per_column from 32 x " << cap.sms << " SMs x " << cap.max_warps_per_sm << " warps / 4 = "
-            << wsm5::automatic_threshold_columns(cap) << ")\n";
-      x.results["automatic_choice"] = wsm5::to_string(chosen);
+      report_automatic(x, chosen, cap);
     }
     const variant_run r = run_variant(x.d0, chosen, plan, i == 0 ? &out_state : nullptr);
-    const variant_figures f = figures_of(r, c, x.cpu, x.d0.cells());
-    print_variant(x.out, r, f, x.cpu, x.opt.repeats, x.opt.chunks);
-    nlohmann::json v = variant_json(r, f, x.opt.chunks);
-    if (x.opt.check) {
-      const variant_check k = check_variant(r, x.cpu, max_water);
-      print_check(x.out, k, r, x.cpu.calls);
-      v["check"] = check_json(k, r, x.cpu.calls);
-      if (!k.fields_ok) x.failures.push_back(std::string(wsm5::to_string(r.v)) + " differs from the CPU reference");
-      if (!k.budget_ok) x.failures.push_back(std::string(wsm5::to_string(r.v)) + "'s water budget");
-    }
-    x.results["variants"].push_back(std::move(v));
+    report_variant(x, r, c, max_water);
   }
 }
 

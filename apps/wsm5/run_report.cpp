@@ -2,6 +2,7 @@
 #include "run_report.hpp"
 
 #include <iomanip>
+#include <utility>
 
 #include "report.hpp"
 
@@ -105,6 +106,27 @@ void print_check(std::ostream& os, const variant_check& c, const variant_run& r,
   os << std::defaultfloat << (c.fields_ok ? "  [ok]" : "  [FAILED]") << "; budget " << std::scientific
      << std::setprecision(2) << static_cast<double>(r.diag.max_budget_residual) << " <= " << c.budget_bound
      << std::defaultfloat << (c.budget_ok ? "  [ok]" : "  [FAILED]") << "\n";
+}
+
+void report_automatic(const run_context& x, wsm5::variant chosen, const wsm5::gpu_capacity& cap) {
+  x.out << "variant   automatic -> " << wsm5::to_string(chosen) << " (" << x.d0.columns() << " columns; "
+        << "thread_per_column from 32 x " << cap.sms << " SMs x " << cap.max_warps_per_sm << " warps / 8 = "
+        << wsm5::automatic_threshold_columns(cap) << ")\n";
+  x.results["automatic_choice"] = wsm5::to_string(chosen);
+}
+
+void report_variant(const run_context& x, const variant_run& r, const gpu_ceilings& c, double max_water) {
+  const variant_figures f = figures_of(r, c, x.cpu, x.d0.cells());
+  print_variant(x.out, r, f, x.cpu, x.opt.repeats, x.opt.chunks);
+  nlohmann::json v = variant_json(r, f, x.opt.chunks);
+  if (x.opt.check) {
+    const variant_check k = check_variant(r, x.cpu, max_water);
+    print_check(x.out, k, r, x.cpu.calls);
+    v["check"] = check_json(k, r, x.cpu.calls);
+    if (!k.fields_ok) x.failures.push_back(std::string(wsm5::to_string(r.v)) + " differs from the CPU reference");
+    if (!k.budget_ok) x.failures.push_back(std::string(wsm5::to_string(r.v)) + "'s water budget");
+  }
+  x.results["variants"].push_back(std::move(v));
 }
 
 // ---- JSON ------------------------------------------------------------------------------------------

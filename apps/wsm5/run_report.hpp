@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "measure.hpp"
@@ -31,6 +32,26 @@ void print_ceilings(std::ostream& os, const gpu_ceilings& c);
 void print_variant(std::ostream& os, const variant_run& r, const variant_figures& f, const cpu_run& cpu, int repeats,
                    int chunks);
 void print_check(std::ostream& os, const variant_check& c, const variant_run& r, int calls);
+
+// ---- a GPU variant's lines and report entry (the one-process run and rank 0 under mpirun) ----------
+/// The GPU variants --variant asks for ("all": both, "cpu": none; automatic unresolved); checks the
+/// options that need no input (a named variant with --device cpu is bad input). run_command.cpp.
+std::vector<wsm5::variant> requested_variants(const run_options& opt);
+
+/// What the parts of a run share.
+struct run_context {
+  const run_options& opt;
+  const wsm5::domain& d0;
+  const cpu_run& cpu;
+  std::ostream& out;
+  nlohmann::json& results;            // the report's "results"
+  std::vector<std::string>& failures;  // failed checks, in words
+};
+/// "variant   automatic -> CHOSEN (...)" and results.automatic_choice.
+void report_automatic(const run_context& x, wsm5::variant chosen, const wsm5::gpu_capacity& cap);
+/// One GPU variant's lines and report entry; with --check its check against the CPU reference (a failure
+/// goes to x.failures). `max_water`: max_column_water(d0) when checking.
+void report_variant(const run_context& x, const variant_run& r, const gpu_ceilings& c, double max_water);
 
 // ---- JSON ------------------------------------------------------------------------------------------
 /// gpukit::report::make("wsm5", "run") with the inputs (file, shape, options) and results {cells_count,

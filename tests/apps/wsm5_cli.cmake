@@ -81,27 +81,34 @@ gpukit_cli_test(NAME wsm5_run_variant_automatic_cpu EXPECT 0 STDERR_LINES 0 JSON
 # Under mpiexec (GPUKIT_DISTRIBUTED): `wsm5 run` splits the columns over 2 and 3 ranks (the golden columns:
 # one row, split by columns; a generated 6 x 5 domain: split by rows); the output holds the one-process
 # run's bits in every field, the text and report are written once, by rank 0 (wsm5_mpi_compare.cmake). A
-# missing or unreadable file, or a GPU variant asked for, exits 2 on every rank with ONE error line
-# (mpiexec adds its own banner) and no rank hangs (the test's timeout).
+# missing or unreadable file, or a GPU variant asked for with --device cpu, exits 2 on every rank with ONE
+# error line (mpiexec adds its own banner) and no rank hangs (the test's timeout); a GPU variant without a
+# GPU exits 3 the same way, and --variant automatic --device auto falls back to the CPU reference with one
+# note. The GPU cases (label gpu; skipped without a CUDA device) compare each GPU variant under 2 ranks
+# (sharing one GPU, or one GPU each) with the one-process run of the same variant, bit for bit.
 if(GPUKIT_DISTRIBUTED)
   add_executable(wsm5_same_fields wsm5_same_fields.cpp)
   target_link_libraries(wsm5_same_fields PRIVATE wsm5::wsm5)
   gpukit_warnings(wsm5_same_fields)
   set(MPI_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
               OMPI_MCA_mpi_yield_when_idle=1)
+  # wsm5_mpi_compare(NAME NP INPUT VARIANT LABELS): one comparison (INPUT golden or generated).
+  function(wsm5_mpi_compare name np input variant labels)
+    set(in ${input})
+    if(input STREQUAL golden)
+      set(in ${GOLDEN})
+    endif()
+    add_test(NAME cli_${name}
+             COMMAND ${CMAKE_COMMAND} -DWSM5=${WSM5} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${np} -DIN=${in}
+                     -DVARIANT=${variant} -DSAME=$<TARGET_FILE:wsm5_same_fields> -DCHECKER=$<TARGET_FILE:report_check>
+                     -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/${name}
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/wsm5_mpi_compare.cmake)
+    set_tests_properties(cli_${name} PROPERTIES ENVIRONMENT "${MPI_ENV}" TIMEOUT 300 LABELS "${labels}"
+                         SKIP_REGULAR_EXPRESSION "SKIPPED: no CUDA device")
+  endfunction()
   foreach(np 2 3)
     foreach(input golden generated)
-      set(in ${input})
-      if(input STREQUAL golden)
-        set(in ${GOLDEN})
-      endif()
-      add_test(NAME cli_wsm5_mpi${np}_same_as_one_process_${input}
-               COMMAND ${CMAKE_COMMAND} -DWSM5=${WSM5} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${np} -DIN=${in}
-                       -DSAME=$<TARGET_FILE:wsm5_same_fields> -DCHECKER=$<TARGET_FILE:report_check>
-                       -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/wsm5_mpi${np}_${input}
-                       -P ${CMAKE_CURRENT_SOURCE_DIR}/wsm5_mpi_compare.cmake)
-      set_tests_properties(cli_wsm5_mpi${np}_same_as_one_process_${input} PROPERTIES
-                           ENVIRONMENT "${MPI_ENV}" TIMEOUT 300 LABELS "cpu;mpi")
+      wsm5_mpi_compare(wsm5_mpi${np}_same_as_one_process_${input} ${np} ${input} cpu "cpu;mpi")
     endforeach()
     gpukit_cli_test(NAME wsm5_mpi${np}_run_check EXPECT 0 JSON r.json ENVIRONMENT ${MPI_ENV}
                     COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${WSM5} run ${GOLDEN} --device cpu
@@ -110,10 +117,27 @@ if(GPUKIT_DISTRIBUTED)
                     COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${WSM5} run no_such_domain.h5
                             --variant cpu --output out.h5 --json r.json)
   endforeach()
+  foreach(variant thread_per_column warp_per_column automatic)
+    foreach(input golden generated)
+      wsm5_mpi_compare(wsm5_mpi2_gpu_${variant}_same_as_one_process_${input} 2 ${input} ${variant} "gpu;mpi")
+    endforeach()
+  endforeach()
   gpukit_cli_test(NAME wsm5_mpi2_not_hdf5 EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
                   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${WSM5} run ${WSM5_NOT_H5} --variant cpu
                           --json r.json)
-  gpukit_cli_test(NAME wsm5_mpi2_gpu_variant EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
+  gpukit_cli_test(NAME wsm5_mpi2_gpu_variant_on_cpu EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
+                  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${WSM5} run ${GOLDEN}
+                          --variant thread_per_column --device cpu --json r.json)
+  gpukit_cli_test(NAME wsm5_mpi2_gpu_variant_without_gpu EXPECT 3 ERROR_LINES 1 JSON r.json
+                  ENVIRONMENT ${MPI_ENV} CUDA_VISIBLE_DEVICES=-1
+                  OUTPUT_MATCH "needs a GPU on every rank"
                   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${WSM5} run ${GOLDEN}
                           --variant thread_per_column --json r.json)
+  gpukit_cli_test(NAME wsm5_mpi2_device_gpu_without_gpu EXPECT 3 ERROR_LINES 1 JSON r.json
+                  ENVIRONMENT ${MPI_ENV} CUDA_VISIBLE_DEVICES=-1
+                  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${WSM5} run ${GOLDEN} --device gpu --json r.json)
+  gpukit_cli_test(NAME wsm5_mpi2_automatic_falls_back_without_gpu EXPECT 0 JSON r.json
+                  ENVIRONMENT ${MPI_ENV} CUDA_VISIBLE_DEVICES=-1
+                  OUTPUT_MATCH "running the CPU reference on every rank" "the CPU reference on each rank, the state"
+                  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${WSM5} run ${GOLDEN} --check --json r.json)
 endif()

@@ -3,7 +3,11 @@
 # print its text once (one "input" line), leave exactly its report and output file (nothing per rank, no
 # partial file), and its output must hold the one-process output's bits in every field.
 #   -DWSM5=app -DMPIEXEC=... -DNP=n -DIN=domain.h5 -DSAME=wsm5_same_fields -DCHECKER=report_check -DWORKDIR=dir
+#   [-DVARIANT=cpu|thread_per_column|warp_per_column|automatic]
 # IN=generated: a generated 6 x 5 x 20 domain (split by rows up to 5 ranks) instead of a file.
+# VARIANT other than cpu (the default): both runs use that GPU variant with --device gpu and --check, and the
+# output is the GPU state; when the one-process run finds no GPU (exit 3) the script prints
+# "SKIPPED: no CUDA device" (the test's SKIP_REGULAR_EXPRESSION) and stops.
 file(REMOVE_RECURSE ${WORKDIR})
 file(MAKE_DIRECTORY ${WORKDIR}/one ${WORKDIR}/many)
 if(IN STREQUAL "generated")
@@ -13,8 +17,19 @@ if(IN STREQUAL "generated")
     message(FATAL_ERROR "wsm5 generate exited ${grc}")
   endif()
 endif()
-set(args run ${IN} --variant cpu --steps 3 --output out.h5 --json r.json)
-execute_process(COMMAND ${WSM5} ${args} WORKING_DIRECTORY ${WORKDIR}/one RESULT_VARIABLE rc1 OUTPUT_QUIET)
+if(NOT DEFINED VARIANT)
+  set(VARIANT cpu)
+endif()
+set(args run ${IN} --variant ${VARIANT} --steps 3 --output out.h5 --json r.json)
+if(NOT VARIANT STREQUAL "cpu")
+  list(APPEND args --device gpu --check --repeats 3)
+endif()
+execute_process(COMMAND ${WSM5} ${args} WORKING_DIRECTORY ${WORKDIR}/one RESULT_VARIABLE rc1 OUTPUT_QUIET
+                ERROR_VARIABLE err1)
+if(NOT VARIANT STREQUAL "cpu" AND rc1 EQUAL 3 AND err1 MATCHES "no CUDA|needs a GPU|CUDA driver|cudaError")
+  message("wsm5_mpi_compare: SKIPPED: no CUDA device (${err1})")
+  return()
+endif()
 if(NOT rc1 EQUAL 0)
   message(FATAL_ERROR "the one-process run exited ${rc1}")
 endif()

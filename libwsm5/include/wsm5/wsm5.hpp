@@ -147,7 +147,7 @@ gpu_capacity current_gpu_capacity();
 /// measured points are in the function's comment (src/domain.cpp) and libwsm5/README.md ("Choosing a
 /// variant"). Never returns cpu or automatic.
 variant choose_variant(std::int64_t columns, const gpu_capacity& c);
-/// The column count from which choose_variant picks thread_per_column: 32 x sms x max_warps_per_sm / 4.
+/// The column count from which choose_variant picks thread_per_column: 32 x sms x max_warps_per_sm / 8.
 std::int64_t automatic_threshold_columns(const gpu_capacity& c);
 
 namespace reference {

@@ -16,6 +16,7 @@
 #include <iostream>
 #include <new>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ void agreed(const dist::communicator& comm, bool input, const std::function<void
   } catch (const std::bad_alloc&) {
     error = "out of host memory";
     bad = false;
+  } catch (const std::invalid_argument& e) {  // e.g. gpu_domain refusing nz > 64: bad input, as run_app says
+    error = e.what();
+    bad = true;
   } catch (const std::exception& e) {
     error = e.what();
     if (error.empty()) error = "failed";

@@ -16,7 +16,7 @@ namespace wsm5_app {
 
 /// Runs f on this rank, then agrees: every rank returns, or every rank throws the same rank_failure. A
 /// failure is bad input when `input` (options, reading, writing the files: exit 2, as on one rank), a
-/// runtime failure otherwise or when out of memory (exit 3).
+/// runtime failure otherwise or when out of memory (exit 3); std::invalid_argument is bad input either way.
 void agreed(const dist::communicator& comm, bool input, const std::function<void()>& f);
 
 /// The first NaN or Inf of rank r's part, named by its column in the whole domain.

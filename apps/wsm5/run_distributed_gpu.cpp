@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <iostream>
+#include <initializer_list>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -111,9 +113,21 @@ variant_run run_variant_on_ranks(const dist::communicator& comm, const wsm5::dom
   return r;
 }
 
+/// Each value replaced by its reduction (`op`) over the ranks, in one all-reduce.
+template <class T>
+void reduce_over_ranks(const dist::communicator& comm, MPI_Op op, std::initializer_list<T*> values) {
+  std::vector<T> v;
+  for (T* p : values) v.push_back(*p);
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), std::is_same_v<T, double> ? MPI_DOUBLE : MPI_INT64_T,
+                op, comm.mpi());
+  std::size_t i = 0;
+  for (T* p : values) *p = v[i++];
+}
+
 /// Every rank measures its part's ceilings at the same time. The parts run at once, so the floors of the
-/// run are the slowest part's (MPI_MAX) while the bytes are the whole domain's (MPI_SUM); the copy and
-/// link rates and the device name stay rank 0's.
+/// run are the slowest part's (MPI_MAX) while the bytes are the whole domain's (MPI_SUM). The rates are the
+/// maxima over the ranks (a rank with no columns measures none: 5 golden columns on 6 ranks leave rank 0
+/// empty); the device name is rank 0's.
 gpu_ceilings ceilings_on_ranks(const dist::communicator& comm, const wsm5::domain& part) {
   gpu_ceilings c;
   agreed(comm, false, [&] {
@@ -124,16 +138,11 @@ gpu_ceilings ceilings_on_ranks(const dist::communicator& comm, const wsm5::domai
     const wsm5::gpu_domain probe(part);
     c = measure_ceilings(part, probe);
   });
-  double floors[4] = {c.memory_floor_s, c.arithmetic_floor_s, c.transfer_floor_s, c.transfer_floor_serial_s};
-  MPI_Allreduce(MPI_IN_PLACE, floors, 4, MPI_DOUBLE, MPI_MAX, comm.mpi());
-  std::int64_t bytes[3] = {c.min_bytes, c.per_call.up, c.per_call.down};
-  MPI_Allreduce(MPI_IN_PLACE, bytes, 3, MPI_INT64_T, MPI_SUM, comm.mpi());
-  c.memory_floor_s = floors[0];
-  c.arithmetic_floor_s = floors[1];
-  c.transfer_floor_s = floors[2];
-  c.transfer_floor_serial_s = floors[3];
-  c.min_bytes = bytes[0];
-  c.per_call = {bytes[1], bytes[2]};
+  // The parts run at once: the floors of the run are the slowest part's, the bytes the whole domain's.
+  reduce_over_ranks(comm, MPI_MAX, {&c.memory_floor_s, &c.arithmetic_floor_s, &c.transfer_floor_s,
+                                    &c.transfer_floor_serial_s, &c.copy_bytes_per_s, &c.peak_flops,
+                                    &c.flops_per_cell, &c.link.h2d_GBps, &c.link.d2h_GBps, &c.both_GBps});
+  reduce_over_ranks(comm, MPI_SUM, {&c.min_bytes, &c.per_call.up, &c.per_call.down});
   return c;
 }
 

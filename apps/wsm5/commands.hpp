@@ -50,8 +50,7 @@ inline constexpr std::int64_t max_cells = std::int64_t{1} << 28;
 inline constexpr double max_dt_s = 3600.0;
 
 int run_command(const run_options& opt);            // run_command.cpp
-/// The world size that mpirun / srun announce in the environment (1 when not launched by one).
-/// `wsm5 run` over MPI with several ranks.
+/// `wsm5 run` over MPI with several ranks: the CPU reference and the GPU variants on each rank's columns.
 int run_distributed_command(const run_options& opt);  // run_distributed.cpp (GPUKIT_DISTRIBUTED)
 int convert_command(const convert_options& opt);    // io_commands.cpp
 int bench_command(const bench_options& opt);        // bench_command.cpp

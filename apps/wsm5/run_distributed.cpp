@@ -87,7 +87,9 @@ part_run step_part(const dist::communicator& comm, wsm5::domain& part, const wsm
     const auto t0 = clock_type::now();
     const wsm5::diagnostics local = wsm5::reference::step(part, 0);
     t.push_back(seconds_since(t0));
-    agreed(comm, false, [&] { stop_on_nonfinite(in_whole(wsm5::find_nonfinite(part), s, comm.rank()), c + 1, calls, "cpu"); });
+    agreed(comm, false, [&] {
+      stop_on_nonfinite(in_whole(wsm5::find_nonfinite(part), s, comm.rank()), c + 1, calls, "cpu");
+    });
     r.diag = wsm5::distributed::combine(comm, part, local);
   }
   const double local_median = median(t);

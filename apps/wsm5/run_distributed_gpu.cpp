@@ -32,8 +32,8 @@ int distinct_gpus(const dist::communicator& comm, int device) {
   std::vector<char> all(comm.rank() == 0 ? static_cast<std::size_t>(width) * static_cast<std::size_t>(comm.size()) : 0);
   MPI_Gather(id.data(), width, MPI_CHAR, all.data(), width, MPI_CHAR, 0, comm.mpi());
   std::set<std::string> ids;
-  for (int r = 0; comm.rank() == 0 && r < comm.size(); ++r)
-    ids.emplace(all.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(width), static_cast<std::size_t>(width));
+  const auto w = static_cast<std::size_t>(width);
+  for (int r = 0; comm.rank() == 0 && r < comm.size(); ++r) ids.emplace(all.data() + static_cast<std::size_t>(r) * w, w);
   return static_cast<int>(ids.size());
 }
 
@@ -118,8 +118,8 @@ template <class T>
 void reduce_over_ranks(const dist::communicator& comm, MPI_Op op, std::initializer_list<T*> values) {
   std::vector<T> v;
   for (T* p : values) v.push_back(*p);
-  MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), std::is_same_v<T, double> ? MPI_DOUBLE : MPI_INT64_T,
-                op, comm.mpi());
+  const MPI_Datatype type = std::is_same_v<T, double> ? MPI_DOUBLE : MPI_INT64_T;
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), type, op, comm.mpi());
   std::size_t i = 0;
   for (T* p : values) *p = v[i++];
 }

@@ -66,28 +66,6 @@ void run_gpu_variants(const run_context& x, const std::vector<wsm5::variant>& va
   }
 }
 
-/// --output, --json and the check's verdict, in that order; a failed --check throws (exit 1) after the
-/// files are written.
-int finish(const run_context& x, const wsm5::domain& out_state, bool gpu_output, nlohmann::json& report) {
-  const run_options& opt = x.opt;
-  if (!opt.output.empty()) {
-    // Without a GPU the output is the CPU reference after cpu_steps calls; with one, the first GPU
-    // variant after `steps` calls.
-    wsm5::write_hdf5(out_state, opt.output, true);
-    x.out << "output    " << opt.output << " (" << (gpu_output ? "first GPU variant" : "CPU reference") << " after "
-          << (gpu_output ? opt.steps : x.cpu.calls) << " calls)\n";
-  }
-  const bool ok = x.failures.empty();
-  x.results["ok"] = ok;
-  if (!opt.json.empty()) gpukit::report::write(opt.json, report);
-  if (!opt.check) return gpukit::exit_ok;
-  x.out << "check     " << (ok ? "ok" : "FAILED") << "\n";
-  if (ok) return gpukit::exit_ok;
-  std::string what;
-  for (const auto& f : x.failures) what += (what.empty() ? "" : "; ") + f;
-  throw gpukit::check_failed(opt.in + ": check failed: " + what);
-}
-
 /// The run; a non-finite result throws nonfinite_failure (run_command turns it into exit 3).
 int run_checked(const run_options& opt) {
   gpukit::check_output_paths({opt.in}, {opt.output, opt.json});
@@ -109,7 +87,10 @@ int run_checked(const run_options& opt) {
   const run_context x{opt, d0, cpu, out, report["results"], failures};
   wsm5::domain out_state = cpu.state;
   if (gpu) run_gpu_variants(x, variants, out_state);
-  return finish(x, out_state, gpu, report);
+  std::string failure;
+  if (write_results(x, out_state, gpu, report, "", failure) == gpukit::exit_check_failed)
+    throw gpukit::check_failed(failure);
+  return gpukit::exit_ok;
 }
 
 }  // namespace

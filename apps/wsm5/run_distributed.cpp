@@ -137,26 +137,6 @@ void report_gpu(const run_context& x, const gpu_ranks_run& g) {
   }
 }
 
-/// --output (the first GPU variant's gathered state, else the CPU reference's), --json and the check's
-/// exit code (`failure` says what failed).
-int finish_on_rank0(const run_context& x, const wsm5::domain& out_state, bool gpu, nlohmann::json& report,
-                    std::string& failure) {
-  const run_options& opt = x.opt;
-  if (!opt.output.empty()) {
-    wsm5::write_hdf5(out_state, opt.output, true);
-    x.out << "output    " << opt.output << " (" << (gpu ? "first GPU variant" : "CPU reference") << " after "
-          << (gpu ? opt.steps : x.cpu.calls) << " calls, gathered)\n";
-  }
-  const bool ok = x.failures.empty();
-  x.results["ok"] = ok;
-  if (!opt.json.empty()) gpukit::report::write(opt.json, report);
-  if (!opt.check) return gpukit::exit_ok;
-  x.out << "check     " << (ok ? "ok" : "FAILED") << "\n";
-  for (const auto& f : x.failures) failure += (failure.empty() ? "" : "; ") + f;
-  failure = opt.in + ": check failed: " + failure;
-  return ok ? gpukit::exit_ok : gpukit::exit_check_failed;
-}
-
 /// Rank 0: the text, --output and --json; the check's exit code.
 int report_on_rank0(const run_options& opt, const wsm5::domain& d0, const wsm5::distributed::split& s,
                     const gpu_ranks_run* g, int gpus, const cpu_run& cpu, std::string& failure) {
@@ -175,7 +155,7 @@ int report_on_rank0(const run_options& opt, const wsm5::domain& d0, const wsm5::
     report["results"]["mpi_gpu_count"] = gpus;
     report_gpu(x, *g);
   }
-  return finish_on_rank0(x, g != nullptr ? g->final_state : cpu.state, g != nullptr, report, failure);
+  return write_results(x, g != nullptr ? g->final_state : cpu.state, g != nullptr, report, ", gathered", failure);
 }
 
 /// Rank 0 reads the domain (every rank checks the options first): bad input on any rank is exit 2.

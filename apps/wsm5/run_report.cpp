@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <utility>
 
+#include "app_errors.hpp"
 #include "report.hpp"
 
 namespace wsm5_app {
@@ -106,6 +107,26 @@ void print_check(std::ostream& os, const variant_check& c, const variant_run& r,
   os << std::defaultfloat << (c.fields_ok ? "  [ok]" : "  [FAILED]") << "; budget " << std::scientific
      << std::setprecision(2) << static_cast<double>(r.diag.max_budget_residual) << " <= " << c.budget_bound
      << std::defaultfloat << (c.budget_ok ? "  [ok]" : "  [FAILED]") << "\n";
+}
+
+int write_results(const run_context& x, const wsm5::domain& out_state, bool gpu_output, nlohmann::json& report,
+                  const char* note, std::string& failure) {
+  const run_options& opt = x.opt;
+  if (!opt.output.empty()) {
+    wsm5::write_hdf5(out_state, opt.output, true);
+    x.out << "output    " << opt.output << " (" << (gpu_output ? "first GPU variant" : "CPU reference") << " after "
+          << (gpu_output ? opt.steps : x.cpu.calls) << " calls" << note << ")\n";
+  }
+  const bool ok = x.failures.empty();
+  x.results["ok"] = ok;
+  if (!opt.json.empty()) gpukit::report::write(opt.json, report);
+  if (!opt.check) return gpukit::exit_ok;
+  x.out << "check     " << (ok ? "ok" : "FAILED") << "\n";
+  if (ok) return gpukit::exit_ok;
+  std::string what;
+  for (const auto& f : x.failures) what += (what.empty() ? "" : "; ") + f;
+  failure = opt.in + ": check failed: " + what;
+  return gpukit::exit_check_failed;
 }
 
 void report_automatic(const run_context& x, wsm5::variant chosen, const wsm5::gpu_capacity& cap) {

@@ -47,6 +47,12 @@ struct run_context {
   nlohmann::json& results;            // the report's "results"
   std::vector<std::string>& failures;  // failed checks, in words
 };
+/// --output, --json and the check's verdict line, in that order: `out_state` is the first GPU variant's
+/// state after --steps calls when `gpu_output`, else the CPU reference's; `note` ends the output line
+/// (", gathered" under mpirun). Returns exit_ok, or exit_check_failed with `failure` saying what failed
+/// (the caller throws gpukit::check_failed once the files are written).
+int write_results(const run_context& x, const wsm5::domain& out_state, bool gpu_output, nlohmann::json& report,
+                  const char* note, std::string& failure);
 /// "variant   automatic -> CHOSEN (...)" and results.automatic_choice.
 void report_automatic(const run_context& x, wsm5::variant chosen, const wsm5::gpu_capacity& cap);
 /// One GPU variant's lines and report entry; with --check its check against the CPU reference (a failure

@@ -84,7 +84,12 @@ std::vector<float> read_floats(hid_t file, const std::string& path, const std::s
 void write_floats(hid_t file, const std::string& path, const std::string& name, const std::vector<hsize_t>& dims,
                   const float* data) {
   handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-  handle ds(H5Dcreate2(file, name.c_str(), H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+  // No object timestamps: the same state gives the same file bytes (a distributed run's output is
+  // compared byte for byte with one process's).
+  handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (!dcpl.valid() || H5Pset_obj_track_times(dcpl.get(), false) < 0)
+    throw std::runtime_error(path + ": cannot set up dataset '" + name + "'");
+  handle ds(H5Dcreate2(file, name.c_str(), H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
             H5Dclose);
   if (!space.valid() || !ds.valid()) throw std::runtime_error(path + ": cannot create dataset '" + name + "'");
   if (H5Dwrite(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)

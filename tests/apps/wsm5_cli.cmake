@@ -80,12 +80,13 @@ gpukit_cli_test(NAME wsm5_run_variant_automatic_cpu EXPECT 0 STDERR_LINES 0 JSON
 
 # Under mpiexec (GPUKIT_DISTRIBUTED): `wsm5 run` splits the columns over 2 and 3 ranks (the golden columns:
 # one row, split by columns; a generated 6 x 5 domain: split by rows); the output holds the one-process
-# run's bits in every field, the text and report are written once, by rank 0 (wsm5_mpi_compare.cmake). A
-# missing or unreadable file, or a GPU variant asked for with --device cpu, exits 2 on every rank with ONE
-# error line (mpiexec adds its own banner) and no rank hangs (the test's timeout); a GPU variant without a
-# GPU exits 3 the same way, and --variant automatic --device auto falls back to the CPU reference with one
-# note. The GPU cases (label gpu; skipped without a CUDA device) compare each GPU variant under 2 ranks
-# (sharing one GPU, or one GPU each) with the one-process run of the same variant, bit for bit.
+# run's bits in every field and the same bytes, the text and report are written once, by rank 0
+# (wsm5_mpi_compare.cmake). A missing or unreadable file, or a GPU variant asked for with --device cpu,
+# exits 2 on every rank with ONE error line (mpiexec adds its own banner) and no rank hangs (the test's
+# timeout); a GPU variant without a GPU exits 3 the same way, and --variant automatic --device auto falls
+# back to the CPU reference with one note. The GPU cases (label gpu; skipped without a CUDA device) compare
+# each GPU variant under 2 ranks (sharing one GPU, or one GPU each) with the one-process run of the same
+# variant, bit for bit.
 if(GPUKIT_DISTRIBUTED)
   add_executable(wsm5_same_fields wsm5_same_fields.cpp)
   target_link_libraries(wsm5_same_fields PRIVATE wsm5::wsm5)

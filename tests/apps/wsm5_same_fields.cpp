@@ -1,6 +1,7 @@
 // wsm5_same_fields A.h5 B.h5: exit 0 when the two WSM5 domains have the same shape, dt and the same bits
 // in every field; otherwise one line naming the first difference and exit 1 (2 when a file cannot be read).
-// Compares files field by field: HDF5 files of the same data may differ in bytes (object timestamps).
+// Compares files field by field (naming the first difference): HDF5 files of the same data from other writers
+// may differ in bytes (object timestamps); wsm5::write_hdf5 writes none.
 #include <cstring>
 #include <iostream>
 #include <string>

@@ -40,7 +40,8 @@ struct device_spmv<Value, Index>::state {
 };
 
 template <class Value, class Index>
-device_spmv<Value, Index>::device_spmv(const communicator& comm, const distributed_csr<Value, Index>& a)
+device_spmv<Value, Index>::device_spmv(const communicator& comm, const distributed_csr<Value, Index>& a,
+                                       sparse::spmv_algorithm algorithm)
     : comm_(&comm), a_(&a), s_(std::make_unique<state>()) {
   if (comm.transport() == device_transport::none)
     throw std::logic_error("dist::device_spmv: the communicator has no device transport (call enable_device())");
@@ -48,8 +49,8 @@ device_spmv<Value, Index>::device_spmv(const communicator& comm, const distribut
   state& s = *s_;
   s.interior = sparse::device_csr<Value, Index>(a.interior());
   s.boundary = sparse::device_csr<Value, Index>(a.boundary());
-  if (a.interior().rows() > 0) s.interior_plan.emplace(s.interior);
-  if (a.boundary().rows() > 0) s.boundary_plan.emplace(s.boundary);
+  if (a.interior().rows() > 0) s.interior_plan.emplace(s.interior, algorithm);
+  if (a.boundary().rows() > 0) s.boundary_plan.emplace(s.boundary, algorithm);
   s.send_index = gpukit::device_buffer<std::int64_t>(h.send_local);
   s.interior_rows = gpukit::device_buffer<std::int64_t>(a.interior_rows());
   s.boundary_rows = gpukit::device_buffer<std::int64_t>(a.boundary_rows());

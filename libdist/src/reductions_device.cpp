@@ -184,7 +184,6 @@ struct device_allreduce::state {
   void* d_buf = nullptr;  // the array in flight (host staging copies it back at finish)
   std::size_t bytes = 0;
   MPI_Request request = MPI_REQUEST_NULL;
-  cudaStream_t side = nullptr;  // NCCL: the all-reduce's stream
   cudaEvent_t ready = nullptr, done = nullptr;
   bool in_flight = false;
   ~state() {
@@ -192,7 +191,6 @@ struct device_allreduce::state {
     if (host) (void)cudaFreeHost(host);
     if (ready) (void)cudaEventDestroy(ready);
     if (done) (void)cudaEventDestroy(done);
-    if (side) (void)cudaStreamDestroy(side);
   }
 };
 
@@ -202,7 +200,6 @@ device_allreduce::device_allreduce(const communicator& comm, std::size_t capacit
   s_->capacity = capacity;
   GPUKIT_CUDA_CHECK(cudaMallocHost(&s_->host, capacity + 8));
   if (comm.transport() == device_transport::nccl) {
-    GPUKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s_->side, cudaStreamNonBlocking));
     GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&s_->ready, cudaEventDisableTiming));
     GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&s_->done, cudaEventDisableTiming));
   }
@@ -224,12 +221,14 @@ void device_allreduce::start(T* d_buf, int count, stream_t stream_in) {
   s.in_flight = true;
 #if defined(GPUKIT_HAVE_NCCL)
   if (comm_->transport() == device_transport::nccl) {
+    // The communicator's NCCL stream, which device_spmv's halo also uses: one order on every rank.
+    const auto side = static_cast<cudaStream_t>(comm_->nccl_stream());
     GPUKIT_CUDA_CHECK(cudaEventRecord(s.ready, stream));
-    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(s.side, s.ready, 0));
+    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(side, s.ready, 0));
     nccl_check(ncclAllReduce(d_buf, d_buf, static_cast<std::size_t>(count), nccl_type<T>(), ncclSum,
-                             static_cast<ncclComm_t>(comm_->nccl_comm()), s.side),
+                             static_cast<ncclComm_t>(comm_->nccl_comm()), side),
                "ncclAllReduce");
-    GPUKIT_CUDA_CHECK(cudaEventRecord(s.done, s.side));
+    GPUKIT_CUDA_CHECK(cudaEventRecord(s.done, side));
     return;
   }
 #endif

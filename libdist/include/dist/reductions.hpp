@@ -61,15 +61,16 @@ reduce::exact_accumulator<T> reproducible_sum_state(const communicator& comm, co
 /// An in-place sum over ranks of a small DEVICE array, split in two so that GPU work can run between the
 /// halves (a pipelined solver's SpMV while its dots travel): start() enqueues it after the work already on
 /// `stream`, finish() makes later work on `stream` wait for the result. One in flight at a time.
-///  * NCCL: ncclAllReduce in place on a stream of its own, which waits for an event on `stream`; finish()
-///    is an event wait, so the host never blocks. NCCL runs the operations of one communicator in the order
-///    they are issued: a halo exchange issued between start() and finish() queues behind the all-reduce,
-///    kernels on `stream` do not.
+///  * NCCL: ncclAllReduce in place on the communicator's NCCL stream (communicator::nccl_stream()), which
+///    waits for an event on `stream`; finish() is an event wait, so the host never blocks. device_spmv's
+///    halo uses the same stream: a halo exchange issued between start() and finish() queues behind the
+///    all-reduce (one order on every rank, so they cannot wait on each other); kernels on `stream`, such
+///    as the SpMV's interior rows, run meanwhile.
 ///  * Host staging: start() copies the array to pinned host memory, waits for `stream` and posts
 ///    MPI_Iallreduce; finish() waits for it and copies the result back on `stream`. The host blocks in
 ///    start() (for the work before it) and in finish() (for the collective).
 /// T: double (sums of products) or std::int64_t (exact accumulator states, an exact integer sum).
-/// Holds its buffers (`capacity` bytes) and, with NCCL, its stream and event: no allocation per call.
+/// Holds its buffers (`capacity` bytes) and, with NCCL, two events: no allocation per call.
 ///
 /// Example:
 ///   dist::device_allreduce ar(comm, 6 * sizeof(double));

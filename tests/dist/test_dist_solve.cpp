@@ -220,6 +220,14 @@ void check_gpu_methods(const sparse::host_csr<V, std::int32_t>& a, double rtol, 
                                             ref.res.true_relative_residual, lambda_min);
         const double dist_x = distance(many.x_local, local_slice(ref.x_local, d));
         BOOST_TEST(dist_x <= bound, "||x - x_one_gpu|| = " << dist_x << " > " << bound);
+        // The bound rejects a solution with its largest entry dropped.
+        std::size_t largest = 0;
+        for (std::size_t i = 0; i < ref.x_local.size(); ++i)
+          if (std::fabs(ref.x_local[i]) > std::fabs(ref.x_local[largest])) largest = i;
+        std::vector<V> dropped = local_slice(ref.x_local, d);
+        const auto g = static_cast<std::int64_t>(largest);
+        if (g >= d.first_row() && g < d.first_row() + d.local_rows()) dropped[static_cast<std::size_t>(g - d.first_row())] = 0;
+        BOOST_TEST(distance(dropped, local_slice(ref.x_local, d)) > bound, "the bound accepts a dropped entry");
       }
     }
   }

@@ -86,8 +86,8 @@ private:
 /// stream, or host staging), then a one-thread kernel runs the scalar update, so the scalars stay on the
 /// device and the host only reads the status word every options::check_every iterations. All-reduces per
 /// iteration: cg and pcg 2, bicgstab 4, pipecg 1, which runs while the next SpMV does (NCCL: the
-/// all-reduce on a stream of its own; its halo exchange queues behind the all-reduce on the communicator,
-/// the interior rows do not; host staging: MPI_Iallreduce in flight during the SpMV's host exchange).
+/// all-reduce on the communicator's NCCL stream, which the halo exchange shares, so the halo follows it
+/// while the interior rows overlap it; host staging: MPI_Iallreduce in flight during the SpMV).
 /// options::graph is refused (std::invalid_argument: host staging cannot be captured).
 ///
 /// options::reproducible: each dot is the correctly rounded sum of the products rounded to Value: the

@@ -19,11 +19,11 @@
 #include "gpukit/device_buffer.hpp"
 #include "solve/distributed.hpp"
 #include "solve/solver.hpp"
+#include "solve_test_problems.hpp"  // tests/solve: the iteration bands of libsolve's CPU-GPU comparisons
 #include "solve/problems.hpp"
 #include "solve/reference.hpp"
 
-namespace solve {
-inline std::ostream& operator<<(std::ostream& o, stop_reason r) { return o << to_string(r); }
+namespace solve {  // stop_reason's is in solve_test_problems.hpp
 inline std::ostream& operator<<(std::ostream& o, krylov_method m) { return o << to_string(m); }
 }  // namespace solve
 
@@ -168,6 +168,20 @@ double solution_bound(const sparse::host_csr<V, std::int32_t>& a, const std::vec
   return ((rel_a + rel_b) * b_norm + 2 * test::gamma<V>(9) * std::sqrt(s2)) / lambda_min;
 }
 
+/// libsolve's bands between two solves of one problem (tests/solve/solve_test_problems.hpp, where each is
+/// derived): cg and pcg within 2 % in double; bicgstab 15 %, and every method 15 % in float (the dot
+/// order's effect on a float count is not derived); pipecg held to them only where neither solve replaced
+/// its residual (where a replacement happens depends on rounding), else only convergence is checked.
+template <class V>
+boost::test_tools::predicate_result in_band(const solve::result& ours, const solve::result& theirs) {
+  if (ours.method == solve::krylov_method::pipecg &&
+      !(solve_test::pipecg_follows_cg(ours) && solve_test::pipecg_follows_cg(theirs)))
+    return true;
+  if (ours.method == solve::krylov_method::bicgstab || sizeof(V) == 4)
+    return solve_test::bicgstab_iterations_close(ours.iterations, theirs.iterations);
+  return solve_test::iterations_close(ours.iterations, theirs.iterations);
+}
+
 /// Every method on both transports against one GPU and the CPU distributed solve. `lambda_min`: the
 /// matrix's smallest eigenvalue (for the solution bound).
 template <class V>
@@ -202,7 +216,7 @@ void check_gpu_methods(const sparse::host_csr<V, std::int32_t>& a, double rtol, 
         BOOST_TEST(same_bits(first.res.history, one.res.history), "history differs from the one-GPU solve");
         BOOST_TEST(same_bits(first.x_local, local_slice(one.x_local, d)), "x differs from the one-GPU solution");
         BOOST_TEST(first.res.true_relative_residual == one.res.true_relative_residual);
-        // Default mode: the iteration band of libsolve's CPU-GPU comparisons (2 % + 2) against one GPU and
+        // Default mode: the iteration bands of libsolve's CPU-GPU comparisons (in_band) against one GPU and
         // against the CPU distributed solve, x within solution_bound of the one-GPU x.
         opt.reproducible = false;
         const auto many = solve_on_gpus(comm, a, b, opt);
@@ -210,10 +224,8 @@ void check_gpu_methods(const sparse::host_csr<V, std::int32_t>& a, double rtol, 
         std::vector<V> b_local = local_slice(b, d), x_cpu;
         const solve::result cpu = solve::distributed::solve(comm, d, b_local, x_cpu, opt);
         BOOST_TEST(many.res.converged);
-        BOOST_TEST(std::abs(many.res.iterations - ref.res.iterations) <= 2 + ref.res.iterations / 50,
-                   many.res.iterations << " vs " << ref.res.iterations << " iterations on one GPU");
-        BOOST_TEST(std::abs(many.res.iterations - cpu.iterations) <= 2 + cpu.iterations / 50,
-                   many.res.iterations << " vs " << cpu.iterations << " iterations on the CPU path");
+        BOOST_TEST(in_band<V>(many.res, ref.res), "against one GPU");
+        BOOST_TEST(in_band<V>(many.res, cpu), "against the CPU path");
         BOOST_TEST(many.res.true_relative_residual <= 10 * rtol);
         BOOST_TEST(many.res.history.size() == static_cast<std::size_t>(many.res.iterations) + 1);
         const double bound = solution_bound(a, ref.x_local, b_norm, many.res.true_relative_residual,

@@ -291,6 +291,35 @@ GPU_TEST_CASE(gpu_methods_match_one_gpu_and_the_cpu_path_float) {
   check_gpu_methods<float>(solve::problems::poisson_2d<float, std::int32_t>(13), 1e-5, laplace_lambda_min(2, 13));
 }
 
+// One row over every rank: rank 0 holds it, the others hold nothing (zero-length vectors, no SpMV rows,
+// totals of 0 in every all-reduce). Every method converges as on one GPU: reproducible bitwise, the default
+// mode with the same iteration count (1: x = b / 4 exactly).
+GPU_TEST_CASE(gpu_ranks_without_rows_take_part) {
+  const auto a = solve::problems::poisson_2d<double, std::int32_t>(1);
+  const std::vector<double> b = {1.0};
+  for (const bool nccl : {true, false}) {
+    const dist::communicator comm = device_world(nccl);
+    const auto d = dist::distribute(comm, a);
+    for (auto method : solve::all_krylov_methods()) {
+      for (const bool reproducible : {true, false}) {
+        solve::options opt;
+        opt.method = method;
+        opt.reproducible = reproducible;
+        const auto many = solve_on_gpus(comm, a, b, opt);
+        const auto one = solve_on_one_gpu(a, b, opt, sparse::spmv_algorithm::scalar);
+        BOOST_TEST_CONTEXT(solve::to_string(method) << (reproducible ? " reproducible, " : ", ")
+                                                    << dist::to_string(comm.transport()) << ", rank " << comm.rank()
+                                                    << " with " << d.local_rows() << " rows") {
+          BOOST_TEST(many.res.converged);
+          BOOST_TEST(many.res.iterations == one.res.iterations);
+          BOOST_TEST(same_bits(many.x_local, local_slice(one.x_local, d)));
+          if (reproducible) BOOST_TEST(same_bits(many.res.history, one.res.history));
+        }
+      }
+    }
+  }
+}
+
 // -A for an SPD A: p.Ap < 0 at once. Every rank stops with the one-GPU solver's breakdown, named.
 GPU_TEST_CASE(gpu_breakdown_is_named_on_every_rank) {
   auto a = solve::problems::poisson_2d<double, std::int32_t>(11);

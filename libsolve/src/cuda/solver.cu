@@ -249,7 +249,7 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
   if (guess) {
     apply(x, v2.data());
     q0 = v2.data();
-  } else {
+  } else if (n > 0) {  // a rank of a distributed solve may hold no rows (and d_x no memory)
     GPUKIT_CUDA_CHECK(cudaMemsetAsync(x, 0, static_cast<std::size_t>(n) * sizeof(Value), stream));
   }
   const Value* jac = opt.method == krylov_method::pcg ? dinv.data() : nullptr;

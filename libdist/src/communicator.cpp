@@ -57,8 +57,10 @@ environment::~environment() {
 struct communicator::nccl_state {
 #if defined(GPUKIT_HAVE_NCCL)
   ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;  // every NCCL operation of libdist on this communicator: see nccl_stream()
   ~nccl_state() {
     if (comm) ncclCommDestroy(comm);
+    if (stream) (void)cudaStreamDestroy(stream);
   }
 #endif
 };
@@ -74,6 +76,14 @@ communicator& communicator::operator=(communicator&&) noexcept = default;
 void* communicator::nccl_comm() const noexcept {
 #if defined(GPUKIT_HAVE_NCCL)
   return nccl_ ? static_cast<void*>(nccl_->comm) : nullptr;
+#else
+  return nullptr;
+#endif
+}
+
+void* communicator::nccl_stream() const noexcept {
+#if defined(GPUKIT_HAVE_NCCL)
+  return nccl_ ? static_cast<void*>(nccl_->stream) : nullptr;
 #else
   return nullptr;
 #endif
@@ -127,6 +137,7 @@ void communicator::enable_device(bool prefer_nccl) {
   auto state = std::make_unique<nccl_state>();
   const ncclResult_t r = ncclCommInitRank(&state->comm, size_, id, rank_);
   agree(*this, r == ncclSuccess ? std::string() : std::string("ncclCommInitRank: ") + ncclGetErrorString(r));
+  GPUKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking));
   nccl_ = std::move(state);
   transport_ = device_transport::nccl;
   int version = 0;

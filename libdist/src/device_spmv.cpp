@@ -27,7 +27,6 @@ struct device_spmv<Value, Index>::state {
   gpukit::device_buffer<Value> send, x_ext, y_interior, y_boundary;
   Value* h_send = nullptr;  // pinned staging buffers (host-staging transport)
   Value* h_recv = nullptr;
-  cudaStream_t comm_stream = nullptr;
   cudaEvent_t packed = nullptr, arrived = nullptr;
   std::vector<MPI_Request> requests;  // host staging: one per neighbour and direction, reused
   ~state() {
@@ -35,12 +34,12 @@ struct device_spmv<Value, Index>::state {
     if (h_recv) cudaFreeHost(h_recv);
     if (packed) cudaEventDestroy(packed);
     if (arrived) cudaEventDestroy(arrived);
-    if (comm_stream) cudaStreamDestroy(comm_stream);
   }
 };
 
 template <class Value, class Index>
-device_spmv<Value, Index>::device_spmv(const communicator& comm, const distributed_csr<Value, Index>& a)
+device_spmv<Value, Index>::device_spmv(const communicator& comm, const distributed_csr<Value, Index>& a,
+                                       sparse::spmv_algorithm algorithm)
     : comm_(&comm), a_(&a), s_(std::make_unique<state>()) {
   if (comm.transport() == device_transport::none)
     throw std::logic_error("dist::device_spmv: the communicator has no device transport (call enable_device())");
@@ -48,8 +47,8 @@ device_spmv<Value, Index>::device_spmv(const communicator& comm, const distribut
   state& s = *s_;
   s.interior = sparse::device_csr<Value, Index>(a.interior());
   s.boundary = sparse::device_csr<Value, Index>(a.boundary());
-  if (a.interior().rows() > 0) s.interior_plan.emplace(s.interior);
-  if (a.boundary().rows() > 0) s.boundary_plan.emplace(s.boundary);
+  if (a.interior().rows() > 0) s.interior_plan.emplace(s.interior, algorithm);
+  if (a.boundary().rows() > 0) s.boundary_plan.emplace(s.boundary, algorithm);
   s.send_index = gpukit::device_buffer<std::int64_t>(h.send_local);
   s.interior_rows = gpukit::device_buffer<std::int64_t>(a.interior_rows());
   s.boundary_rows = gpukit::device_buffer<std::int64_t>(a.boundary_rows());
@@ -60,7 +59,6 @@ device_spmv<Value, Index>::device_spmv(const communicator& comm, const distribut
   s.y_boundary = gpukit::device_buffer<Value>(static_cast<std::int64_t>(a.boundary_rows().size()));
   GPUKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.h_send), sizeof(Value) * (h.send_local.size() + 1)));
   GPUKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.h_recv), sizeof(Value) * static_cast<std::size_t>(ghosts + 1)));
-  GPUKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s.comm_stream, cudaStreamNonBlocking));
   GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&s.packed, cudaEventDisableTiming));
   GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&s.arrived, cudaEventDisableTiming));
   s.requests.reserve(h.recv_ranks.size() + h.send_ranks.size());
@@ -92,7 +90,10 @@ void device_spmv<Value, Index>::apply(const Value* d_x_local, Value* d_y_local, 
   // 3. The halo.
 #if defined(GPUKIT_HAVE_NCCL)
   if (nccl) {
-    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(s.comm_stream, s.packed, 0));
+    // The communicator's NCCL stream: behind any all-reduce issued before (dist::device_allreduce), in
+    // the same order on every rank.
+    const auto comm_stream = static_cast<cudaStream_t>(comm_->nccl_stream());
+    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(comm_stream, s.packed, 0));
     auto* c = static_cast<ncclComm_t>(comm_->nccl_comm());
     const ncclDataType_t type = sizeof(Value) == 4 ? ncclFloat32 : ncclFloat64;
     auto ok = [](ncclResult_t r, const char* what) {
@@ -101,14 +102,14 @@ void device_spmv<Value, Index>::apply(const Value* d_x_local, Value* d_y_local, 
     ok(ncclGroupStart(), "ncclGroupStart");
     for (std::size_t k = 0; k < h.recv_ranks.size(); ++k)
       ok(ncclRecv(s.x_ext.data() + n + h.recv_offsets[k], static_cast<std::size_t>(h.recv_offsets[k + 1] - h.recv_offsets[k]),
-                  type, h.recv_ranks[k], c, s.comm_stream),
+                  type, h.recv_ranks[k], c, comm_stream),
          "ncclRecv");
     for (std::size_t k = 0; k < h.send_ranks.size(); ++k)
       ok(ncclSend(s.send.data() + h.send_offsets[k], static_cast<std::size_t>(h.send_offsets[k + 1] - h.send_offsets[k]),
-                  type, h.send_ranks[k], c, s.comm_stream),
+                  type, h.send_ranks[k], c, comm_stream),
          "ncclSend");
     ok(ncclGroupEnd(), "ncclGroupEnd");
-    GPUKIT_CUDA_CHECK(cudaEventRecord(s.arrived, s.comm_stream));
+    GPUKIT_CUDA_CHECK(cudaEventRecord(s.arrived, comm_stream));
     GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(stream, s.arrived, 0));
   }
 #endif

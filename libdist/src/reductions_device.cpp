@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -174,6 +175,84 @@ template <class T>
 T reproducible_sum(const communicator& comm, const T* d_in, std::int64_t n, stream_t stream) {
   return reduce::round_exact(reproducible_sum_state(comm, d_in, n, stream));
 }
+
+// ---- device_allreduce -------------------------------------------------------------------------------------
+
+struct device_allreduce::state {
+  std::size_t capacity = 0;
+  void* host = nullptr;  // pinned: host staging's copy of the array
+  void* d_buf = nullptr;  // the array in flight (host staging copies it back at finish)
+  std::size_t bytes = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  cudaEvent_t ready = nullptr, done = nullptr;
+  bool in_flight = false;
+  ~state() {
+    if (request != MPI_REQUEST_NULL) (void)MPI_Wait(&request, MPI_STATUS_IGNORE);
+    if (host) (void)cudaFreeHost(host);
+    if (ready) (void)cudaEventDestroy(ready);
+    if (done) (void)cudaEventDestroy(done);
+  }
+};
+
+device_allreduce::device_allreduce(const communicator& comm, std::size_t capacity)
+    : comm_(&comm), s_(std::make_unique<state>()) {
+  require_device(comm, "dist::device_allreduce");
+  s_->capacity = capacity;
+  GPUKIT_CUDA_CHECK(cudaMallocHost(&s_->host, capacity + 8));
+  if (comm.transport() == device_transport::nccl) {
+    GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&s_->ready, cudaEventDisableTiming));
+    GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&s_->done, cudaEventDisableTiming));
+  }
+}
+
+device_allreduce::~device_allreduce() = default;
+
+template <class T>
+void device_allreduce::start(T* d_buf, int count, stream_t stream_in) {
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, std::int64_t>, "double sums or exact states");
+  state& s = *s_;
+  if (s.in_flight) throw std::logic_error("dist::device_allreduce: start() while one is in flight");
+  s.bytes = sizeof(T) * static_cast<std::size_t>(count);
+  if (count < 0 || s.bytes > s.capacity)
+    throw std::invalid_argument("dist::device_allreduce: " + std::to_string(count) + " elements, capacity " +
+                                std::to_string(s.capacity) + " bytes");
+  const auto stream = static_cast<cudaStream_t>(stream_in);
+  s.d_buf = d_buf;
+  s.in_flight = true;
+#if defined(GPUKIT_HAVE_NCCL)
+  if (comm_->transport() == device_transport::nccl) {
+    // The communicator's NCCL stream, which device_spmv's halo also uses: one order on every rank.
+    const auto side = static_cast<cudaStream_t>(comm_->nccl_stream());
+    GPUKIT_CUDA_CHECK(cudaEventRecord(s.ready, stream));
+    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(side, s.ready, 0));
+    nccl_check(ncclAllReduce(d_buf, d_buf, static_cast<std::size_t>(count), nccl_type<T>(), ncclSum,
+                             static_cast<ncclComm_t>(comm_->nccl_comm()), side),
+               "ncclAllReduce");
+    GPUKIT_CUDA_CHECK(cudaEventRecord(s.done, side));
+    return;
+  }
+#endif
+  GPUKIT_CUDA_CHECK(cudaMemcpyAsync(s.host, d_buf, s.bytes, cudaMemcpyDeviceToHost, stream));
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  detail::mpi_check(MPI_Iallreduce(MPI_IN_PLACE, s.host, count, detail::mpi_type<T>(), MPI_SUM, comm_->mpi(), &s.request),
+                    "MPI_Iallreduce");
+}
+
+void device_allreduce::finish(stream_t stream_in) {
+  state& s = *s_;
+  if (!s.in_flight) throw std::logic_error("dist::device_allreduce: finish() without start()");
+  s.in_flight = false;
+  const auto stream = static_cast<cudaStream_t>(stream_in);
+  if (comm_->transport() == device_transport::nccl) {
+    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(stream, s.done, 0));
+    return;
+  }
+  detail::mpi_check(MPI_Wait(&s.request, MPI_STATUS_IGNORE), "MPI_Wait");
+  GPUKIT_CUDA_CHECK(cudaMemcpyAsync(s.d_buf, s.host, s.bytes, cudaMemcpyHostToDevice, stream));
+}
+
+template void device_allreduce::start<double>(double*, int, stream_t);
+template void device_allreduce::start<std::int64_t>(std::int64_t*, int, stream_t);
 
 #define DIST_DEVICE_ALL(T)                                                                          \
   template T sum(const communicator&, const T*, std::int64_t, stream_t);                            \

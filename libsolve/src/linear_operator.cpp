@@ -14,6 +14,25 @@ void linear_operator<Value>::diagonal(Value*, stream_t) const {
   throw std::invalid_argument("this linear operator does not provide its diagonal (needed by pcg's Jacobi preconditioner)");
 }
 
+namespace {
+[[noreturn]] void no_ranks() {
+  throw std::logic_error("a local linear operator (spans_ranks() == false) has no sum over ranks");
+}
+}  // namespace
+
+template <class Value>
+void linear_operator<Value>::start_rank_sum(double*, int, stream_t) const {
+  no_ranks();
+}
+template <class Value>
+void linear_operator<Value>::start_rank_sum_exact(std::int64_t*, int, stream_t) const {
+  no_ranks();
+}
+template <class Value>
+void linear_operator<Value>::finish_rank_sum(stream_t) const {
+  no_ranks();
+}
+
 template <class Value>
 callback_operator<Value>::callback_operator(std::int64_t n, function apply, std::vector<Value> diagonal)
     : n_(n), apply_(std::move(apply)), diagonal_(std::move(diagonal)) {

@@ -77,4 +77,11 @@ if(GPUKIT_DISTRIBUTED)
                   COMMAND ${SOLVE} run ${DATA}/sparse/random_k5_300x200.mtx --plan-only --json p.json)
   gpukit_cli_test(NAME solve_mpi2_nan_matrix EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
                   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${SOLVE} run ${SOLVE_BAD}/nan.mtx --json r.json)
+  # --device gpu under mpiexec takes the distributed GPU path; with no GPU visible every rank fails alike
+  # (exit 3, one error line, no report). The GPU runs themselves are scripts/dist-check's (SKIP without a
+  # GPU there, never a pass).
+  gpukit_cli_test(NAME solve_mpi2_device_gpu_without_gpu EXPECT 3 ERROR_LINES 1 JSON r.json
+                  ENVIRONMENT ${MPI_ENV} CUDA_VISIBLE_DEVICES=-1
+                  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${SOLVE} run ${DATA}/sparse/laplace2d_16.mtx
+                          --device gpu --json r.json)
 endif()

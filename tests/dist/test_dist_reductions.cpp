@@ -192,6 +192,49 @@ GPU_TEST_CASE(device_transport_is_the_one_expected) {
   BOOST_TEST((staged.transport() == dist::device_transport::mpi_host_staging), dist::to_string(staged.transport()));
 }
 
+// dist::device_allreduce on both transports: rank r holds v_j = (r + 1) (j + 1) (doubles, and int64
+// words near 2^40 as exact states hold them), work runs on the stream between start and finish (a memset
+// of another buffer), and every rank gets sum_r (r + 1) (j + 1) = P (P + 1) / 2 (j + 1): integers below
+// 2^53, so exact in double too. The NCCL stream is the communicator's, non-null exactly under NCCL.
+GPU_TEST_CASE(device_allreduce_sums_over_ranks_with_work_in_between) {
+  (void)dist::select_local_device(world());
+  for (const bool prefer_nccl : {true, false}) {
+    dist::communicator comm(MPI_COMM_WORLD);
+    comm.enable_device(prefer_nccl);
+    BOOST_TEST((comm.nccl_stream() != nullptr) == (comm.transport() == dist::device_transport::nccl));
+    const std::int64_t p = comm.size(), r = comm.rank();
+    constexpr int count = 71;  // one double exact state's words
+    dist::device_allreduce ar(comm, count * sizeof(std::int64_t));
+    std::vector<double> hd(count);
+    std::vector<std::int64_t> hi(count);
+    for (int j = 0; j < count; ++j) {
+      hd[static_cast<std::size_t>(j)] = static_cast<double>((r + 1) * (j + 1));
+      hi[static_cast<std::size_t>(j)] = ((std::int64_t{1} << 40) + j) * (r + 1);
+    }
+    gpukit::device_buffer<double> dd(hd), other(1 << 20);
+    gpukit::device_buffer<std::int64_t> di(hi);
+    for (int round = 0; round < 2; ++round) {  // the buffers and events are reused
+      ar.start(dd.data(), count, nullptr);
+      other.fill_bytes(0);
+      ar.finish(nullptr);
+      ar.start(di.data(), count, nullptr);
+      other.fill_bytes(1);
+      ar.finish(nullptr);
+      const std::vector<double> gd = dd.download();
+      const std::vector<std::int64_t> gi = di.download();
+      std::int64_t bad = 0;
+      for (int j = 0; j < count; ++j) {
+        // Round 0: sum_r (r + 1) x_j; round 1 sums those sums again: P times round 0's.
+        const std::int64_t k = round == 0 ? p * (p + 1) / 2 : p * p * (p + 1) / 2;
+        if (gd[static_cast<std::size_t>(j)] != static_cast<double>(k * (j + 1))) ++bad;
+        if (gi[static_cast<std::size_t>(j)] != k * ((std::int64_t{1} << 40) + j)) ++bad;
+      }
+      BOOST_TEST(bad == 0, bad << " wrong sums in round " << round << ", " << dist::to_string(comm.transport()));
+    }
+    BOOST_CHECK_THROW(ar.start(dd.data(), count + 1, nullptr), std::invalid_argument);
+  }
+}
+
 template <class T>
 void check_device_reductions(bool prefer_nccl) {
   dist::communicator comm(MPI_COMM_WORLD);

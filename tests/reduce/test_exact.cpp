@@ -542,4 +542,38 @@ GPU_TEST_CASE_TEMPLATE(cuda_exact_state_equals_the_cpu_twins_state, T, float_typ
   }
 }
 
+// reduce::round_exact on device states (a distributed solver's rounding, its scalars on the device) against
+// the host round_exact, its CPU twin: bitwise, for normalized states, states merely limb-summed as an
+// ncclSum leaves them (three copies added limb by limb), and the non-finite flags (NaN, +inf, -inf, both).
+GPU_TEST_CASE_TEMPLATE(cuda_round_exact_equals_the_host_rounding, T, float_types) {
+  using state = reduce::exact_accumulator<T>;
+  std::vector<state> states;
+  std::uint64_t stream = 1600;
+  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{4097}}) {
+    long double exact = 0;
+    const std::vector<T> plain = test::random_vector<T>(n, T(-1), T(1), ++stream);
+    const std::vector<T> cancel = cancelling_input<T>(n / 3 + 1, ++stream, exact);
+    for (const auto* x : {&plain, &cancel}) {
+      const state s = reduce::reference::reproducible_sum_state(x->data(), static_cast<std::int64_t>(x->size()));
+      states.push_back(s);
+      state summed = s;  // not normalized: what an integer all-reduce of 3 ranks' states gives
+      for (int i = 0; i < state::limbs; ++i) summed.limb[i] = 3 * s.limb[i];
+      states.push_back(summed);
+    }
+  }
+  for (int flags = 1; flags < 8; ++flags) {
+    state s = states.back();
+    s.nan = flags & 1;
+    s.pos_inf = (flags >> 1) & 1;
+    s.neg_inf = (flags >> 2) & 1;
+    states.push_back(s);
+  }
+  gpukit::device_buffer<state> d_states(states);
+  gpukit::device_buffer<T> d_out(static_cast<std::int64_t>(states.size()));
+  reduce::round_exact(d_states.data(), static_cast<int>(states.size()), d_out.data());
+  const std::vector<T> got = d_out.download();
+  for (std::size_t j = 0; j < states.size(); ++j)
+    BOOST_TEST(same_bits(got[j], reduce::round_exact(states[j])), "state " << j);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "solve/linear_operator.hpp"
 #include "solve/problems.hpp"
 #include "solve/reference.hpp"
 #include "solve_test_problems.hpp"
@@ -366,6 +367,16 @@ CPU_TEST_CASE(problem_generators_are_symmetric_with_positive_diagonal) {
       BOOST_CHECK_NO_THROW(solve::reference::check_matrix(a, true));
     }
   }
+}
+
+// A local operator (every operator but solve::distributed::device_operator) spans no ranks, so the GPU
+// solver keeps its one-GPU path; asking it for a sum over ranks is a logic error, not a silent no-op.
+CPU_TEST_CASE(a_local_operator_spans_no_ranks) {
+  const solve::callback_operator<double> op(4, [](const double*, double*, solve::stream_t) {});
+  BOOST_TEST(!op.spans_ranks());
+  BOOST_CHECK_THROW(op.start_rank_sum(nullptr, 1, nullptr), std::logic_error);
+  BOOST_CHECK_THROW(op.start_rank_sum_exact(nullptr, 1, nullptr), std::logic_error);
+  BOOST_CHECK_THROW(op.finish_rank_sum(nullptr), std::logic_error);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

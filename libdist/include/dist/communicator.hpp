@@ -67,6 +67,11 @@ public:
   const std::string& transport_reason() const noexcept { return reason_; }
   /// The ncclComm_t (as an opaque pointer) when transport() == nccl, nullptr otherwise.
   void* nccl_comm() const noexcept;
+  /// The cudaStream_t (opaque) on which libdist issues the NCCL operations that overlap other work
+  /// (device_spmv's halo, device_allreduce), when transport() == nccl; nullptr otherwise. One stream, so
+  /// they run in the order issued, the same on every rank: NCCL does not promise that two operations of
+  /// one communicator on two streams can progress concurrently, and such a pair could wait on each other.
+  void* nccl_stream() const noexcept;
 
 private:
   struct nccl_state;

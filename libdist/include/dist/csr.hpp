@@ -11,6 +11,7 @@
 #include "dist/communicator.hpp"
 #include "reduce/device.hpp"
 #include "sparse/csr.hpp"
+#include "sparse/spmv.hpp"
 
 namespace dist {
 
@@ -126,14 +127,20 @@ private:
 
 /// y = A x on the GPU for a distributed_csr: the interior and boundary rows as libsparse plans
 /// (sparse::spmv_plan, algorithm chosen per block), the x entries to send gathered on the device, the
-/// halo carried by the communicator's device transport (enable_device() first): NCCL send/receive on a
-/// second stream, or a copy to pinned host memory and MPI_Isend / MPI_Irecv; the interior rows run on
-/// `stream` meanwhile, the boundary rows after the halo arrived. Results per row are within libsparse's
+/// halo carried by the communicator's device transport (enable_device() first): NCCL send/receive on the
+/// communicator's NCCL stream (communicator::nccl_stream()), or a copy to pinned host memory and
+/// MPI_Isend / MPI_Irecv; the interior rows run on `stream` meanwhile, the boundary rows after the halo arrived. Results per row are within libsparse's
 /// SpMV bound (gamma_k sum_j |a_ij x_j|, k the row length); not bitwise the CPU path. Collective per apply.
+/// `algorithm` is both blocks' libsparse algorithm; automatic chooses per block from its row statistics,
+/// which change with the partition, so a row's bits may change with the rank count. With
+/// spmv_algorithm::scalar every row is one thread's sum in stored order, the order the partition keeps:
+/// y is then BITWISE the same for any rank count and equal to a one-GPU scalar plan's y (the
+/// distributed GPU solver's reproducible mode uses it).
 template <class Value, class Index>
 class device_spmv {
 public:
-  device_spmv(const communicator& comm, const distributed_csr<Value, Index>& a);
+  device_spmv(const communicator& comm, const distributed_csr<Value, Index>& a,
+              sparse::spmv_algorithm algorithm = sparse::spmv_algorithm::automatic);
   ~device_spmv();
   device_spmv(const device_spmv&) = delete;
   device_spmv& operator=(const device_spmv&) = delete;

@@ -14,7 +14,9 @@
 // across rank counts: use reproducible_sum for that. min / max are exact (an all-gather of the P local
 // extrema, reduced again by libreduce: NaN propagates as in libreduce). Integers are exact modulo 2^bits.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "dist/communicator.hpp"
 #include "reduce/device.hpp"
@@ -55,6 +57,39 @@ T reproducible_sum(const communicator& comm, const T* d_in, std::int64_t n, stre
 template <class T>
 reduce::exact_accumulator<T> reproducible_sum_state(const communicator& comm, const T* d_in, std::int64_t n,
                                                     stream_t stream = nullptr);
+
+/// An in-place sum over ranks of a small DEVICE array, split in two so that GPU work can run between the
+/// halves (a pipelined solver's SpMV while its dots travel): start() enqueues it after the work already on
+/// `stream`, finish() makes later work on `stream` wait for the result. One in flight at a time.
+///  * NCCL: ncclAllReduce in place on the communicator's NCCL stream (communicator::nccl_stream()), which
+///    waits for an event on `stream`; finish() is an event wait, so the host never blocks. device_spmv's
+///    halo uses the same stream: a halo exchange issued between start() and finish() queues behind the
+///    all-reduce (one order on every rank, so they cannot wait on each other); kernels on `stream`, such
+///    as the SpMV's interior rows, run meanwhile.
+///  * Host staging: start() copies the array to pinned host memory, waits for `stream` and posts
+///    MPI_Iallreduce; finish() waits for it and copies the result back on `stream`. The host blocks in
+///    start() (for the work before it) and in finish() (for the collective).
+/// T: double (sums of products) or std::int64_t (exact accumulator states, an exact integer sum).
+/// Holds its buffers (`capacity` bytes) and, with NCCL, two events: no allocation per call.
+///
+/// Example:
+///   dist::device_allreduce ar(comm, 6 * sizeof(double));
+///   ar.start(d_sums, 2, stream);  spmv.apply(d_w, d_q, stream);  ar.finish(stream);
+class device_allreduce {
+public:
+  device_allreduce(const communicator& comm, std::size_t capacity);
+  ~device_allreduce();
+  device_allreduce(const device_allreduce&) = delete;
+  device_allreduce& operator=(const device_allreduce&) = delete;
+  template <class T>
+  void start(T* d_buf, int count, stream_t stream);
+  void finish(stream_t stream);
+
+private:
+  struct state;
+  const communicator* comm_;
+  std::unique_ptr<state> s_;
+};
 
 namespace reference {
 /// The same operations on HOST memory (libreduce's CPU backend locally, MPI collectives), same bounds.

@@ -53,6 +53,16 @@ void normalize(exact_accumulator<T>& a);
 template <class T>
 T round_exact(const exact_accumulator<T>& a);
 
+/// round_exact on the DEVICE: d_out[j] = round_exact(d_states[j]) for j < count (both device memory), one
+/// thread per state on `stream`, no allocation, no synchronization: for callers whose scalars stay on the
+/// device (a distributed solver rounds its all-reduced dot states there). Accepts normalized or merely
+/// limb-summed states (an ncclSum of normalized states). Bitwise equal to the host round_exact.
+/// Example:
+///   reduce::reproducible_sum_state(d_x, n, d_state, stream);     // then, e.g., ncclAllReduce(d_state ...)
+///   reduce::round_exact(d_state, 1, d_sum, stream);
+template <class T>
+void round_exact(const exact_accumulator<T>* d_states, int count, T* d_out, stream_t stream = nullptr);
+
 /// The exact, normalized state of the sum of d_in[0..n) (DEVICE memory), written to *d_state (device
 /// memory) on `stream`: reduce::reproducible_sum without its final rounding (same kernel, same launch
 /// shape and cost; pool scratch as the other entry points). Deterministic and partition independent.

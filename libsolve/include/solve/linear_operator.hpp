@@ -30,6 +30,23 @@ public:
   /// Writes the rows() diagonal entries to d_diag (device memory) on `stream`. The default throws
   /// std::invalid_argument (an operator without a known diagonal cannot be Jacobi-preconditioned).
   virtual void diagonal(Value* d_diag, stream_t stream) const;
+
+  // ---- operators whose rows are spread over several processes (solve::distributed's device_operator) ----
+  // The solver then sums its dots over the ranks: each fused pass's last block writes its K local totals
+  // to device memory, the operator sums them over the ranks on the stream, and a one-thread kernel runs the
+  // step's scalar update. rows() and cols() are then this rank's rows (possibly 0). A local operator (the
+  // default: false) never sees these calls, and the solver's kernels are those of before.
+
+  /// True when rows() is this rank's share of a larger operator.
+  virtual bool spans_ranks() const { return false; }
+  /// Starts the in-place sum over ranks of d_sums[0..count) (device memory, doubles: dot partials), after
+  /// the work already on `stream`. The default throws std::logic_error (a local operator has no ranks).
+  virtual void start_rank_sum(double* d_sums, int count, stream_t stream) const;
+  /// The same for exact accumulator states (reduce::exact_accumulator words, an exact integer sum).
+  virtual void start_rank_sum_exact(std::int64_t* d_words, int count, stream_t stream) const;
+  /// Work enqueued on `stream` after this call sees the sum started last. Between start and finish the
+  /// solver may enqueue apply() (pipecg: the next SpMV while the dots travel); one sum in flight at a time.
+  virtual void finish_rank_sum(stream_t stream) const;
 };
 
 /// A CSR matrix on the device through libsparse: the SpMV plan is built once here (host analysis of the

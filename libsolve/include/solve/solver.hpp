@@ -21,6 +21,10 @@
 // + log2(block). With options::reproducible the dots are reduce::reproducible_sum of the products rounded to
 // Value: error <= u_Value (sum |x_i y_i| + |dot|), bitwise independent of the launch shape.
 //
+// Over an operator whose rows span several ranks (linear_operator::spans_ranks(), e.g.
+// solve::distributed::device_operator) each pass's sums are summed over the ranks by the operator before
+// its scalar update (a one-thread kernel): same methods, results on every rank; options::graph is refused.
+//
 // Determinism: the default mode is bitwise deterministic run to run on one GPU model for a fixed launch shape
 // (fixed grid, fixed combination order, no atomics on values). The reproducible mode is bitwise independent of
 // the launch shape and the GPU, given a deterministic operator (every sparse::spmv_algorithm is, per plan).

@@ -36,8 +36,11 @@ struct add_sums {
   }
 };
 
-template <int Block, class Op>
-__global__ void __launch_bounds__(Block) fused_pass(Op op, std::int64_t n, solver_state* st, sums<Op::k>* partials) {
+/// SpansRanks (an operator over several ranks): the last block writes the K totals to `totals` instead of
+/// running finish(); the sum over ranks and finish_sums follow. false: `totals` is unused.
+template <int Block, class Op, bool SpansRanks = false>
+__global__ void __launch_bounds__(Block) fused_pass(Op op, std::int64_t n, solver_state* st, sums<Op::k>* partials,
+                                                    double* totals = nullptr) {
   constexpr int K = Op::k;
   if (Op::gated && st->status != status_running) return;
   op.load(*st);
@@ -73,8 +76,23 @@ __global__ void __launch_bounds__(Block) fused_pass(Op op, std::int64_t n, solve
   total = block_sum::reduce(total, add_sums{}, tmp);
   if (threadIdx.x == 0) {
     st->ticket = 0;  // ready for the next pass
-    op.finish(total.v, st);
+    if constexpr (SpansRanks) {
+#pragma unroll
+      for (int j = 0; j < K; ++j) totals[j] = total.v[j];
+    } else {
+      op.finish(total.v, st);
+    }
   }
+}
+
+/// SpansRanks, after the sum over ranks: the op's finish on the global totals (one thread).
+template <class Op>
+__global__ void finish_sums(Op op, solver_state* st, const double* totals) {
+  if (Op::gated && st->status != status_running) return;
+  double s[Op::k];
+#pragma unroll
+  for (int j = 0; j < Op::k; ++j) s[j] = totals[j];
+  op.finish(s, st);
 }
 
 /// A step without sums: only the updates.

@@ -43,6 +43,13 @@ struct solver<Value>::impl {
   gpukit::device_buffer<Value> terms;      // reproducible: max_sums n
   gpukit::device_buffer<Value> term_sums;  // reproducible: max_sums
   gpukit::device_buffer<double> partials;  // grid * max_sums doubles: per-block sums of fused_pass
+  // An operator over several ranks (linear_operator::spans_ranks): the local totals, or in reproducible
+  // mode the local exact states, summed over the ranks in place; `pending` is the finish of a pass whose
+  // sum is still in flight (pipecg's update, overlapped with the next SpMV), run by settle().
+  bool spans = false;
+  gpukit::device_buffer<double> totals;                          // max_sums
+  gpukit::device_buffer<reduce::exact_accumulator<Value>> states;  // reproducible: max_sums
+  std::function<void()> pending;
   gpukit::device_buffer<double> history;
   gpukit::device_buffer<solver_state> state;
   std::unique_ptr<reduce::workspace> rws;
@@ -62,18 +69,31 @@ struct solver<Value>::impl {
   }
 
   // ---- launching one op ------------------------------------------------------------------------------------
+  /// `defer` (operators over several ranks only): leave the finish pending until the next pass or status
+  /// check, so that what is enqueued meanwhile (an SpMV) overlaps the sum over ranks.
   template <class Op>
-  void pass(const Op& op) {
-    if (block == 128) pass_shaped<128>(op);
-    else pass_shaped<256>(op);
+  void pass(const Op& op, bool defer = false) {
+    settle();
+    if (block == 128) pass_shaped<128>(op, defer);
+    else pass_shaped<256>(op, defer);
+  }
+
+  /// Runs the finish left pending by a deferred pass (its sum over ranks, then the op's scalar update).
+  void settle() {
+    if (!pending) return;
+    const std::function<void()> f = std::move(pending);
+    pending = nullptr;
+    f();
   }
 
   template <int Block, class Op>
-  void pass_shaped(const Op& op) {
+  void pass_shaped(const Op& op, bool defer) {
     static_assert(Op::k <= max_sums, "partials and terms hold max_sums sums per block");
     if constexpr (Op::k == 0) {
       detail::map_pass<Block><<<grid, Block, 0, stream>>>(op, n, state.data());
       GPUKIT_CHECK_LAUNCH();
+    } else if (spans) {
+      pass_spanning<Block>(op, defer);
     } else if (opt.reproducible) {
       detail::store_terms<Block><<<grid, Block, 0, stream>>>(op, n, state.data(), terms.data());
       GPUKIT_CHECK_LAUNCH();
@@ -88,6 +108,40 @@ struct solver<Value>::impl {
     }
   }
 
+  /// An operator over several ranks: the local totals (reproducible: the local exact state of each term,
+  /// reduce::reproducible_sum_state), their sum over ranks (the operator's; int64 words of normalized
+  /// states add exactly for up to 2^31 ranks), then the finish on one thread (reproducible: each state
+  /// rounded once on the device, reduce::round_exact), now or, with `defer`, at the next settle().
+  template <int Block, class Op>
+  void pass_spanning(const Op& op, bool defer) {
+    constexpr int K = Op::k;
+    if (opt.reproducible) {
+      detail::store_terms<Block><<<grid, Block, 0, stream>>>(op, n, state.data(), terms.data());
+      GPUKIT_CHECK_LAUNCH();
+      for (int j = 0; j < K; ++j)
+        reduce::reproducible_sum_state(terms.data() + static_cast<std::int64_t>(j) * n, n, states.data() + j, stream);
+      a->start_rank_sum_exact(reinterpret_cast<std::int64_t*>(states.data()), K * reduce::exact_accumulator<Value>::words,
+                              stream);
+      pending = [this, op] {
+        a->finish_rank_sum(stream);
+        reduce::round_exact(states.data(), K, term_sums.data(), stream);
+        detail::finish_terms<<<1, 1, 0, stream>>>(op, state.data(), term_sums.data());
+        GPUKIT_CHECK_LAUNCH();
+      };
+    } else {
+      detail::fused_pass<Block, Op, true><<<grid, Block, 0, stream>>>(
+          op, n, state.data(), reinterpret_cast<detail::sums<K>*>(partials.data()), totals.data());
+      GPUKIT_CHECK_LAUNCH();
+      a->start_rank_sum(totals.data(), K, stream);
+      pending = [this, op] {
+        a->finish_rank_sum(stream);
+        detail::finish_sums<<<1, 1, 0, stream>>>(op, state.data(), totals.data());
+        GPUKIT_CHECK_LAUNCH();
+      };
+    }
+    if (!defer) settle();
+  }
+
   void apply(const Value* x, Value* y) { a->apply(x, y, stream); }
 
   /// Copies the status word and the iteration count (and with `all`, the whole state) to the pinned host
@@ -95,6 +149,7 @@ struct solver<Value>::impl {
   void fetch(bool all) {
     static_assert(offsetof(solver_state, iterations) == offsetof(solver_state, status) + sizeof(int),
                   "the status check copies status and iterations in one 8-byte copy");
+    settle();
     if (all)
       GPUKIT_CUDA_CHECK(cudaMemcpyAsync(host_state, state.data(), sizeof(solver_state), cudaMemcpyDeviceToHost, stream));
     else
@@ -194,7 +249,7 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
   if (guess) {
     apply(x, v2.data());
     q0 = v2.data();
-  } else {
+  } else if (n > 0) {  // a rank of a distributed solve may hold no rows (and d_x no memory)
     GPUKIT_CUDA_CHECK(cudaMemsetAsync(x, 0, static_cast<std::size_t>(n) * sizeof(Value), stream));
   }
   const Value* jac = opt.method == krylov_method::pcg ? dinv.data() : nullptr;
@@ -240,9 +295,11 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
       pass(detail::pipe_init<Value>{b, q0, r, z, s, p, hist});
       apply(r, w);
       pass(detail::pipe_first<Value>{r, w});
+      // Over several ranks the update's two dots are summed while the next iteration's SpMV runs: its
+      // finish (alpha, beta for the next update) is settled by the next pass or status check.
       iterate = [=] {
         apply(w, q);
-        pass(detail::pipe_update<Value>{q, z, s, p, x, r, w, hist, Value(0), Value(0), false});
+        pass(detail::pipe_update<Value>{q, z, s, p, x, r, w, hist, Value(0), Value(0), false}, spans);
       };
       // Enqueued when the status check finds status_replace (restart: r = b - A x, w = A r), or
       // status_refresh / status_claim (refresh: s = A p, z = A s as well, p kept); see pipe_recomputed.
@@ -310,7 +367,11 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
 template <class Value>
 solver<Value>::solver(const linear_operator<Value>& a, const options& opt) : impl_(std::make_unique<impl>()) {
   detail::check_options(opt);
-  detail::check_shape(a.rows(), a.cols());
+  // Over several ranks, a rank may hold no rows: the distributed entry point checks the global shape.
+  if (!a.spans_ranks() || a.rows() != a.cols()) detail::check_shape(a.rows(), a.cols());
+  if (opt.graph && a.spans_ranks())
+    throw std::invalid_argument("graph mode is not available for an operator over several ranks (its sums over "
+                                "ranks may stage through the host, which a CUDA graph cannot capture)");
   impl& s = *impl_;
   s.a = &a;
   s.opt = opt;
@@ -328,6 +389,11 @@ solver<Value>::solver(const linear_operator<Value>& a, const options& opt) : imp
     s.terms = gpukit::device_buffer<Value>(max_sums * s.n);
     s.term_sums = gpukit::device_buffer<Value>(max_sums);
     s.rws = std::make_unique<reduce::workspace>();
+  }
+  s.spans = a.spans_ranks();
+  if (s.spans) {
+    s.totals = gpukit::device_buffer<double>(max_sums);
+    if (opt.reproducible) s.states = gpukit::device_buffer<reduce::exact_accumulator<Value>>(max_sums);
   }
   GPUKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.host_state), sizeof(solver_state)));
   *s.host_state = solver_state{};
@@ -378,7 +444,7 @@ template <class Value>
 std::size_t solver<Value>::workspace_bytes() const noexcept {
   const impl& s = *impl_;
   return 6 * s.v0.bytes() + s.dinv.bytes() + s.terms.bytes() + s.partials.bytes() + s.history.bytes() +
-         (s.rws ? s.rws->bytes() : 0);
+         s.totals.bytes() + s.states.bytes() + (s.rws ? s.rws->bytes() : 0);
 }
 
 template class solver<float>;

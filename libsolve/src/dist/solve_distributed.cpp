@@ -12,10 +12,13 @@
 #include <vector>
 
 #include "../reference/krylov_loops.hpp"
+#include "local_checks.hpp"
 #include "dist/reductions.hpp"
 #include "reduce/reduce.hpp"
 
 namespace solve::distributed {
+using detail::check_local_diagonal;
+using detail::check_local_inputs;
 namespace {
 
 void mpi_check(int rc, const char* what) {
@@ -101,37 +104,12 @@ struct dist_space {
   std::vector<Value> jacobi_inverse() const {
     std::vector<Value> inv;
     dist::all_or_none(comm, [&] {
-      const auto& d = a.diagonal();
-      for (std::size_t i = 0; i < d.size(); ++i)
-        if (!(std::isfinite(static_cast<double>(d[i])) && d[i] != Value(0)))
-          throw std::invalid_argument("diagonal entry " + std::to_string(static_cast<double>(d[i])) + " at row " +
-                                      std::to_string(a.first_row() + static_cast<std::int64_t>(i)) +
-                                      ": Jacobi preconditioning (pcg) needs a nonzero finite diagonal");
-      inv = detail::checked_inverse(d);
+      check_local_diagonal(a);
+      inv = detail::checked_inverse(a.diagonal());
     });
     return inv;
   }
 };
-
-/// NaN / Inf in this rank's rows or right-hand side, named by global row.
-template <class Value, class Index>
-void check_local_inputs(const dist::distributed_csr<Value, Index>& a, const std::vector<Value>& b, const std::vector<Value>& x,
-                        bool use_guess) {
-  detail::check_vector_size("right-hand side", static_cast<std::int64_t>(b.size()), a.local_rows());
-  if (use_guess) detail::check_vector_size("initial guess", static_cast<std::int64_t>(x.size()), a.local_rows());
-  for (const auto* part : {&a.interior(), &a.boundary()}) {
-    const auto& rows = part == &a.interior() ? a.interior_rows() : a.boundary_rows();
-    for (std::int64_t i = 0; i < part->rows(); ++i)
-      for (Index e = part->row_ptr()[static_cast<std::size_t>(i)]; e < part->row_ptr()[static_cast<std::size_t>(i) + 1]; ++e)
-        if (!std::isfinite(static_cast<double>(part->values()[static_cast<std::size_t>(e)])))
-          throw std::invalid_argument("the matrix holds NaN or Inf (row " +
-                                      std::to_string(a.first_row() + rows[static_cast<std::size_t>(i)]) + ")");
-  }
-  for (std::size_t i = 0; i < b.size(); ++i)
-    if (!std::isfinite(static_cast<double>(b[i])))
-      throw std::invalid_argument("the right-hand side holds NaN or Inf (entry " +
-                                  std::to_string(a.first_row() + static_cast<std::int64_t>(i)) + ")");
-}
 
 }  // namespace
 

@@ -49,7 +49,8 @@ struct class_result {
 inline double alg1_speedup(const class_result& c) { return c.get("cusparse_alg1").us / c.get("automatic").us; }
 inline double alg2_speedup(const class_result& c) { return c.get("cusparse_alg2").us / c.get("automatic").us; }
 
-/// Warm-up and timed calls per figure: --quick 3 and 25, else 10 and 200.
+/// Warm-up and timed calls per figure: --quick 3 and 25, else 10 and 200; bench_one gives a figure whose calls
+/// would take over 0.5 s together 0.5 s of calls instead (at least 5, after one probe call).
 struct bench_calls {
   int warmup, reps;
 };

@@ -357,7 +357,10 @@ CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
   BOOST_TEST((choice(sparse::generate_laplace_3d<double, int64_t>(20)) == spmv_algorithm::scalar));
   BOOST_TEST((choice(sparse::generate_random_k<double, int64_t>(5000, 5000, 2, 3)) == spmv_algorithm::vector));
   BOOST_TEST((choice(from_lengths(100000, std::vector<int64_t>(20, 5000), 64)) == spmv_algorithm::adaptive));  // uniform, > 1024
-  BOOST_TEST((choice(sparse::generate_power_law<double, int64_t>(5000, 5000, 3)) == spmv_algorithm::adaptive));
+  BOOST_TEST((choice(sparse::generate_power_law<double, int64_t>(40000, 40000, 3)) == spmv_algorithm::adaptive));
+  // Launch-bound irregular matrices (<= 16,384 rows and 2^18 entries): one warp per row.
+  BOOST_TEST((choice(sparse::generate_power_law<double, int64_t>(5000, 5000, 3)) == spmv_algorithm::warp_per_row));
+  BOOST_TEST((choice(sparse::generate_power_law<double, int64_t>(16385, 16385, 3)) == spmv_algorithm::adaptive));
   BOOST_TEST((choice(from_lengths(4000, std::vector<int64_t>(300, 500), 62)) == spmv_algorithm::block_per_row));
   BOOST_TEST((choice(from_lengths(4000, std::vector<int64_t>(300, 48), 63)) == spmv_algorithm::vector));
   sparse::row_stats s;

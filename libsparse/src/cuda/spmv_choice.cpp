@@ -85,12 +85,19 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //    function says scalar (the only domain measured: the Laplacians, where it moves 37-40 % fewer bytes,
 //    laplace2d 42-46 us and laplace3d 47-52 us against scalar's 60 and 72) and takes it if the
 //    matrix qualifies.
+//  * launch-bound irregular matrices (at most 16,384 rows, two waves of one warp per row on 132 SMs at 64
+//    warps each, and 2^18 entries): one launch of warp_per_row, no tiles to stage. The SpMV corpus (H200,
+//    `spmv bench --corpus`, median us, warp_per_row / adaptive / ALG1): bcsstk13 6.8 / 15.1 / 11.2,
+//    cage8 6.6 / 12.4 / 9.9, zenios 6.8 / 16.2 / 11.5, pushpull 7.0 / 10.5 / 11.7, west0479 6.4 / 9.3 /
+//    8.0, olm1000 6.1 / 9.6 / 8.4, 494_bus 6.5 / 8.8 / 8.0, powerlaw_10k 9.9 / 12.6 / 11.9; the exception
+//    is powerlaw_2000 (rows up to ~400 entries: 11.6 / 11.6 / 11.5, block_per_row 9.0).
 // "Uniform" = coefficient of variation of the row lengths < 0.25 and no row longer than 2 x mean + 2.
 spmv_algorithm choose_algorithm(const row_stats& s) {
   if (s.rows == 0 || s.nnz == 0) return spmv_algorithm::scalar;  // nothing to balance; smallest launch
   const double cv = s.mean_length > 0 ? s.stddev_length / s.mean_length : 0.0;
   const bool uniform = cv < 0.25 && s.max_length <= 2 * s.mean_length + 2;
-  if (!uniform) return spmv_algorithm::adaptive;
+  const bool launch_bound = s.rows <= 16384 && s.nnz <= (std::int64_t{1} << 18);
+  if (!uniform) return launch_bound ? spmv_algorithm::warp_per_row : spmv_algorithm::adaptive;
   if (s.mean_length < 4) return spmv_algorithm::vector;          // W = 2: one or two entries per lane
   if (s.mean_length <= 12) return spmv_algorithm::scalar;        // Laplacian-like
   if (s.mean_length < 64) return spmv_algorithm::vector;         // W = 4..16: ~4 entries per lane
@@ -139,11 +146,14 @@ vector_state choose_vector_state(const row_stats& s, int width, std::size_t valu
   return v;
 }
 
-// stencil: automatic tries it where the CSR choice is scalar (the only place it was measured: the
-// Laplacians, where it reads 37-40 % fewer bytes than scalar) and every row fits a stencil pattern;
-// the analysis then reads col_idx back and may still refuse.
+// stencil: automatic tries it where the CSR choice is scalar (the Laplacians, where it reads 37-40 % fewer
+// bytes than scalar) or vector for rows of under 4 entries (banded_k1_10m, a tridiagonal matrix of 10M rows:
+// stencil 86 us, vector 151, ALG1 140 on an H200) and every row fits a stencil pattern; the analysis then
+// reads col_idx back and may still refuse (random2's random columns: vector stays).
 bool automatic_tries_stencil(const row_stats& s, spmv_algorithm csr_choice) {
-  return csr_choice == spmv_algorithm::scalar && s.nnz > 0 && s.max_length <= stencil_max_row;
+  const bool short_rows = csr_choice == spmv_algorithm::scalar ||
+                          (csr_choice == spmv_algorithm::vector && s.mean_length < 4);
+  return short_rows && s.nnz > 0 && s.max_length <= stencil_max_row;
 }
 
 // windowed: automatic tries it where the CSR choice is vector or block_per_row and the L1 reuse pays

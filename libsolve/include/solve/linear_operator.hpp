@@ -35,7 +35,7 @@ public:
   // The solver then sums its dots over the ranks: each fused pass's last block writes its K local totals
   // to device memory, the operator sums them over the ranks on the stream, and a one-thread kernel runs the
   // step's scalar update. rows() and cols() are then this rank's rows (possibly 0). A local operator (the
-  // default: false) never sees these calls, and the solver's kernels are those of before.
+  // default: false) never sees these calls, and the solver runs its single-GPU kernels.
 
   /// True when rows() is this rank's share of a larger operator.
   virtual bool spans_ranks() const { return false; }

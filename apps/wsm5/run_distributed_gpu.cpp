@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <iostream>
 #include <initializer_list>
-#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -20,22 +19,6 @@
 
 namespace wsm5_app {
 namespace {
-
-/// Distinct GPUs used by the ranks (node name + device index), counted on rank 0 (0 elsewhere).
-int distinct_gpus(const dist::communicator& comm, int device) {
-  char name[MPI_MAX_PROCESSOR_NAME] = {};
-  int length = 0;
-  MPI_Get_processor_name(name, &length);
-  std::string id = std::string(name, static_cast<std::size_t>(length)) + ":" + std::to_string(device);
-  const int width = MPI_MAX_PROCESSOR_NAME + 16;  // room for ":" and any int
-  id.resize(static_cast<std::size_t>(width), '\0');
-  std::vector<char> all(comm.rank() == 0 ? static_cast<std::size_t>(width) * static_cast<std::size_t>(comm.size()) : 0);
-  MPI_Gather(id.data(), width, MPI_CHAR, all.data(), width, MPI_CHAR, 0, comm.mpi());
-  std::set<std::string> ids;
-  const auto w = static_cast<std::size_t>(width);
-  for (int r = 0; comm.rank() == 0 && r < comm.size(); ++r) ids.emplace(all.data() + static_cast<std::size_t>(r) * w, w);
-  return static_cast<int>(ids.size());
-}
 
 /// `samples` and `with_transfers_s` of this rank's part: the one-process timings (3 warm-up calls, then
 /// `repeats` calls without transfers; with transfers pinned, `chunks` row chunks). An empty part: zeros.
@@ -176,9 +159,10 @@ bool choose_gpu_on_ranks(const dist::communicator& comm, const run_options& opt,
       throw gpukit::no_cuda_device("--variant " + opt.variant + " --device " + opt.device +
                                    " needs a GPU on every rank: " + reduce::cuda_unavailable_reason());
   });
-  int device = 0;
-  agreed(comm, false, [&] { device = dist::select_local_device(comm); });
-  gpus = distinct_gpus(comm, device);
+  agreed(comm, false, [&] {
+    (void)dist::select_local_device(comm);
+    gpus = dist::distinct_gpus(comm);
+  });
   if (comm.rank() == 0 && gpus < comm.size())
     std::cerr << "wsm5: note: " << comm.size() << " ranks share " << gpus
               << " GPU(s): each GPU runs several ranks' columns, and the timings share it too\n";

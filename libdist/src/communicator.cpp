@@ -89,27 +89,24 @@ void* communicator::nccl_stream() const noexcept {
 #endif
 }
 
-namespace {
-/// True when two ranks of `comm` run on the same physical GPU (compared by UUID).
-bool ranks_share_a_gpu(MPI_Comm comm, int size) {
+int distinct_gpus(const communicator& comm) {
   int device = 0;
   GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
   cudaDeviceProp prop{};
   GPUKIT_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  std::vector<char> all(static_cast<std::size_t>(size) * sizeof prop.uuid.bytes);
+  std::vector<char> all(static_cast<std::size_t>(comm.size()) * sizeof prop.uuid.bytes);
   detail::mpi_check(MPI_Allgather(prop.uuid.bytes, sizeof prop.uuid.bytes, MPI_BYTE, all.data(),
-                                  sizeof prop.uuid.bytes, MPI_BYTE, comm),
+                                  sizeof prop.uuid.bytes, MPI_BYTE, comm.mpi()),
                     "MPI_Allgather");
   std::vector<std::string> ids;
-  for (int r = 0; r < size; ++r)
+  for (int r = 0; r < comm.size(); ++r)
     ids.emplace_back(all.data() + static_cast<std::size_t>(r) * sizeof prop.uuid.bytes, sizeof prop.uuid.bytes);
   std::sort(ids.begin(), ids.end());
-  return std::adjacent_find(ids.begin(), ids.end()) != ids.end();
+  return static_cast<int>(std::unique(ids.begin(), ids.end()) - ids.begin());
 }
-}  // namespace
 
 void communicator::enable_device(bool prefer_nccl) {
-  const bool shared = ranks_share_a_gpu(comm_, size_);  // collective: every rank takes this branch alike
+  const bool shared = distinct_gpus(*this) < size_;  // collective: every rank takes this branch alike
   if (!prefer_nccl) {
     transport_ = device_transport::mpi_host_staging;
     reason_ = "MPI with host staging (NCCL not requested)";

@@ -88,6 +88,11 @@ private:
 /// stages through the host). Throws gpukit::no_cuda_device when the node has none.
 int select_local_device(const communicator& comm);
 
+/// Collective: how many distinct physical GPUs the ranks' CURRENT CUDA devices are (compared by UUID, so
+/// CUDA_VISIBLE_DEVICES remappings and several nodes count right); every rank gets the count. Fewer than
+/// comm.size() means ranks share a GPU (enable_device() then stages through the host).
+int distinct_gpus(const communicator& comm);
+
 /// A failure on some rank, known to every rank: the message is the lowest failing rank's, prefixed with
 /// "rank R: " when the communicator has several ranks. `bad_input`: that rank failed on its input (an
 /// unreadable or malformed file, an invalid argument), not at run time.

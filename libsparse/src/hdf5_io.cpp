@@ -119,6 +119,9 @@ std::vector<Index> read_indices(hid_t file, const std::string& path, const std::
   if (H5Tget_class(type.get()) != H5T_INTEGER)
     throw io_error(path + ": dataset " + name + " has a non-integer dtype (expected int32 or int64)");
   const std::size_t size = H5Tget_size(type.get());
+  if (gpukit::hdf5::schema_element_size(type.get()) == 0)
+    throw io_error(path + ": dataset " + name + " has a " + std::to_string(size) +
+                   "-byte integer dtype (expected 1, 2, 4 or 8 bytes)");
   const bool is_signed = H5Tget_sign(type.get()) == H5T_SGN_2;
   // The narrowing path below holds an int64 copy beside the result.
   const std::uint64_t bytes = gpukit::saturating_bytes(n, sizeof(std::int64_t) + sizeof(Index));
@@ -170,6 +173,9 @@ std::vector<Value> read_values(hid_t file, const std::string& path, const std::s
   handle type(H5Dget_type(ds.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_FLOAT)
     throw io_error(path + ": dataset " + name + " has a non-float dtype (expected float32 or float64)");
+  if (gpukit::hdf5::schema_element_size(type.get()) == 0)
+    throw io_error(path + ": dataset " + name + " has a " + std::to_string(H5Tget_size(type.get())) +
+                   "-byte float dtype (expected float32 or float64)");
   const std::uint64_t bytes = gpukit::saturating_bytes(n, sizeof(double) + sizeof(Value));  // double copy + result
   if (auto why = gpukit::host_memory_shortfall(bytes, "its entries"))
     throw io_error(path + ": dataset " + name + " " + *why);
@@ -189,6 +195,8 @@ std::vector<Value> read_values(hid_t file, const std::string& path, const std::s
   }
   return out;
 }
+
+constexpr std::size_t max_string_attr_bytes = 4096;
 
 /// Reads a string attribute (fixed or variable length); io_error if missing or not a string.
 std::string read_string_attr(hid_t obj, const std::string& path, const std::string& where, const char* name) {
@@ -212,7 +220,12 @@ std::string read_string_attr(hid_t obj, const std::string& path, const std::stri
     H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, &s);
 #endif
   } else {
+    // The schema's strings are names ("csr", a version): a fixed length past 4 KiB is a corrupted
+    // datatype message, refused before the buffer is sized from it.
     const std::size_t size = H5Tget_size(type.get());
+    if (size > max_string_attr_bytes)
+      throw io_error(path + ": attribute " + where + "." + name + " declares a " + std::to_string(size) +
+                     "-byte string (at most " + std::to_string(max_string_attr_bytes) + ")");
     std::vector<char> buf(size + 1, '\0');
     if (H5Aread(attr.get(), type.get(), buf.data()) < 0) throw io_error(path + ": cannot read attribute " + where + "." + name);
     out.assign(buf.data());  // stops at the first NUL (nullpad / nullterm)
@@ -226,8 +239,8 @@ std::vector<std::int64_t> read_int_attr(hid_t obj, const std::string& path, cons
   if (H5Aexists(obj, name) <= 0) throw io_error(path + ": " + where + " has no attribute '" + name + "'");
   handle attr(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
   handle type(H5Aget_type(attr.get()), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_INTEGER)
-    throw io_error(path + ": attribute " + where + "." + name + " is not an integer");
+  if (H5Tget_class(type.get()) != H5T_INTEGER || gpukit::hdf5::schema_element_size(type.get()) == 0)
+    throw io_error(path + ": attribute " + where + "." + name + " is not an integer of 1, 2, 4 or 8 bytes");
   handle space(H5Aget_space(attr.get()), H5Sclose);
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
   if (n != static_cast<hssize_t>(count))

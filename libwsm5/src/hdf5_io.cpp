@@ -75,6 +75,9 @@ std::vector<float> read_floats(hid_t file, const std::string& path, const std::s
   handle type(H5Dget_type(ds.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_FLOAT)
     throw std::runtime_error(path + ": dataset '" + name + "' is not floating-point (the schema stores float32)");
+  if (gpukit::hdf5::schema_element_size(type.get()) == 0)
+    throw std::runtime_error(path + ": dataset '" + name + "' has a " + std::to_string(H5Tget_size(type.get())) +
+                             "-byte float type (the schema stores float32; float64 is read too)");
   std::vector<float> v(n);
   if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw std::runtime_error(path + ": cannot read dataset '" + name + "'");
@@ -116,8 +119,9 @@ domain read_hdf5(const std::string& path) {
     handle a(H5Aopen(file.get(), "dt", H5P_DEFAULT), H5Aclose);
     double dt = 0;
     handle space(H5Aget_space(a.get()), H5Sclose);
-    if (!a.valid() || H5Sget_simple_extent_npoints(space.get()) != 1 ||
-        H5Aread(a.get(), H5T_NATIVE_DOUBLE, &dt) < 0)
+    handle type(H5Aget_type(a.get()), H5Tclose);
+    if (!a.valid() || H5Sget_simple_extent_npoints(space.get()) != 1 || !type.valid() ||
+        gpukit::hdf5::schema_element_size(type.get()) == 0 || H5Aread(a.get(), H5T_NATIVE_DOUBLE, &dt) < 0)
       throw std::runtime_error(path + ": attribute 'dt' must be one number");
     d.dt = static_cast<float>(dt);
   }

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +49,15 @@ void dataset(hid_t loc, const char* name, hid_t file_type, const dims_t& dims, c
   H5Dclose(ds);
   H5Pclose(dcpl);
   H5Sclose(space);
+}
+
+/// `base` stored in `size` bytes: a float padded to 16 bytes, or an integer narrowed to 24 bits in 3.
+/// HDF5 reads both, converting; the schemas name neither (float32/float64, integers of 1, 2, 4, 8 bytes).
+hid_t odd_size_type(hid_t base, std::size_t size) {
+  const hid_t t = H5Tcopy(base);
+  if (size < H5Tget_size(base) && H5Tset_precision(t, 8 * size) < 0) die("cannot narrow a type");
+  if (H5Tset_size(t, size) < 0) die("cannot resize a type");
+  return t;
 }
 
 void string_attr(hid_t obj, const char* name, const std::string& value) {
@@ -141,6 +151,16 @@ void csr_files(const std::string& dir) {
   { auto p = ok; p.with_values = false;
     write_csr(at("csr_values_integer.h5"), p, [](hid_t g) {
       dataset<std::int32_t>(g, "values", H5T_STD_I32LE, {5}, {1, 2, 3, 4, 5}); }); }
+  { auto p = ok; p.with_values = false;
+    write_csr(at("csr_values_float128.h5"), p, [](hid_t g) {
+      const hid_t t = odd_size_type(H5T_IEEE_F64LE, 16);
+      dataset<double>(g, "values", t, {5}, {1, 2, 3, 4, 5});
+      H5Tclose(t); }); }
+  { auto p = ok; p.with_row_ptr = false;
+    write_csr(at("csr_row_ptr_int24.h5"), p, [](hid_t g) {
+      const hid_t t = odd_size_type(H5T_STD_I32LE, 3);
+      dataset<std::int32_t>(g, "row_ptr", t, {4}, {0, 2, 3, 5});
+      H5Tclose(t); }); }
   { auto p = ok; p.with_row_ptr = false;
     write_csr(at("csr_row_ptr_rank2.h5"), p, [](hid_t g) {
       dataset<std::int32_t>(g, "row_ptr", H5T_STD_I32LE, {2, 2}, {0, 2, 3, 5}); }); }
@@ -158,6 +178,7 @@ struct wsm5_parts {
   const char* skip = "";      ///< a dataset left out
   const char* as_int = "";    ///< a 3D field stored as int32
   const char* reshaped = "";  ///< a 3D field stored as (3, 2)
+  const char* padded = "";    ///< a 3D field stored as 16-byte floats
 };
 
 void write_wsm5(const std::string& path, const wsm5_parts& w) {
@@ -173,6 +194,10 @@ void write_wsm5(const std::string& path, const wsm5_parts& w) {
         hsize_t cells = 1;
         for (hsize_t d : w.p_dims) cells *= d;
         dataset(f, n, H5T_IEEE_F32LE, w.p_dims, cells == 6 ? v3 : std::vector<float>{});
+      } else if (std::string(n) == w.padded) {
+        const hid_t t = odd_size_type(H5T_IEEE_F32LE, 16);
+        dataset(f, n, t, {2, 3}, v3);
+        H5Tclose(t);
       } else if (std::string(n) == w.as_int) {
         dataset<std::int32_t>(f, n, H5T_STD_I32LE, {2, 3}, {1, 1, 1, 1, 1, 1});
       } else {
@@ -198,6 +223,7 @@ void wsm5_files(const std::string& dir) {
   { auto w = ok; w.skip = "rain"; write_wsm5(at("wsm5_missing_rain.h5"), w); }
   { auto w = ok; w.as_int = "qc"; write_wsm5(at("wsm5_qc_integer.h5"), w); }
   { auto w = ok; w.reshaped = "th"; write_wsm5(at("wsm5_th_reshaped.h5"), w); }
+  { auto w = ok; w.padded = "qr"; write_wsm5(at("wsm5_qr_float128.h5"), w); }
 }
 
 }  // namespace

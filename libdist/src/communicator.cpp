@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,10 +91,18 @@ void* communicator::nccl_stream() const noexcept {
 }
 
 int distinct_gpus(const communicator& comm) {
-  int device = 0;
-  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
+  // A rank without a usable device (no GPU, a driver too old) fails here, before any device work: agreed,
+  // so every rank throws the same rank_failure instead of one line per rank.
   cudaDeviceProp prop{};
-  GPUKIT_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  std::string error;
+  try {
+    int device = 0;
+    GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
+    GPUKIT_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  agree(comm, error);
   std::vector<char> all(static_cast<std::size_t>(comm.size()) * sizeof prop.uuid.bytes);
   detail::mpi_check(MPI_Allgather(prop.uuid.bytes, sizeof prop.uuid.bytes, MPI_BYTE, all.data(),
                                   sizeof prop.uuid.bytes, MPI_BYTE, comm.mpi()),

@@ -77,6 +77,21 @@ if(GPUKIT_DISTRIBUTED)
                   COMMAND ${SOLVE} run ${DATA}/sparse/random_k5_300x200.mtx --plan-only --json p.json)
   gpukit_cli_test(NAME solve_mpi2_nan_matrix EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
                   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${SOLVE} run ${SOLVE_BAD}/nan.mtx --json r.json)
+  # A rank that fails alone mid-solve (tests/apps/rank_fault.cpp: its progress callback throws at iteration
+  # 10 while the others wait in the next sum over ranks): that rank's one error line, MPI_Abort, exit 3 from
+  # mpiexec, and no rank left waiting (the 60 s timeout; the whole run takes about a second). The GPU form
+  # runs in scripts/dist-check.
+  add_executable(rank_fault ${CMAKE_CURRENT_SOURCE_DIR}/rank_fault.cpp)
+  target_link_libraries(rank_fault PRIVATE solve::dist gpukit_app_mpi)
+  gpukit_warnings(rank_fault)
+  foreach(fault "2;1" "3;0")
+    list(GET fault 0 np)
+    list(GET fault 1 rank)
+    gpukit_cli_test(NAME rank_fault_mpi${np}_rank${rank}_cpu EXPECT 3 ERROR_LINES 1 ENVIRONMENT ${MPI_ENV}
+                    OUTPUT_MATCH "rank_fault: error: rank ${rank}: injected failure at iteration 10"
+                    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:rank_fault> cpu ${rank})
+    set_tests_properties(cli_rank_fault_mpi${np}_rank${rank}_cpu PROPERTIES TIMEOUT 60)
+  endforeach()
   # --device gpu under mpiexec takes the distributed GPU path; with no GPU visible every rank fails alike
   # (exit 3, one error line, no report). The GPU runs themselves are scripts/dist-check's (SKIP without a
   # GPU there, never a pass).

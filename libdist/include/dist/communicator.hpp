@@ -90,7 +90,8 @@ int select_local_device(const communicator& comm);
 
 /// Collective: how many distinct physical GPUs the ranks' CURRENT CUDA devices are (compared by UUID, so
 /// CUDA_VISIBLE_DEVICES remappings and several nodes count right); every rank gets the count. Fewer than
-/// comm.size() means ranks share a GPU (enable_device() then stages through the host).
+/// comm.size() means ranks share a GPU (enable_device() then stages through the host). A rank whose current
+/// device cannot be queried makes every rank throw rank_failure (the lowest such rank's words).
 int distinct_gpus(const communicator& comm);
 
 /// A failure on some rank, known to every rank: the message is the lowest failing rank's, prefixed with

@@ -3,6 +3,7 @@
 // copy to the host and MPI (host staging). Host code only: the kernels are libreduce's.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -154,7 +155,10 @@ void multi_dot(const communicator& comm, const T* const* d_x, const T* const* d_
   if (m < 0) throw std::invalid_argument("dist::multi_dot: negative count " + std::to_string(m));
   if (m == 0) return;
   pool_slots<T> d(static_cast<std::size_t>(m), stream);
-  for (int j = 0; j < m; ++j) reduce::dot(d_x[j], d_y[j], n, d.data() + j, stream);
+  // The local dots in one pass over the vectors per reduce::multi_dot_max of them (one launch for the
+  // solvers' at most 6), then the one all-reduce of the m partials.
+  for (int j = 0; j < m; j += reduce::multi_dot_max)
+    reduce::multi_dot(d_x + j, d_y + j, std::min(m - j, reduce::multi_dot_max), n, d.data() + j, stream);
   allreduce_sum(comm, d.data(), m, out, stream);
 }
 template <class T>

@@ -41,9 +41,10 @@ T dot(const communicator& comm, const T* d_x, const T* d_y, std::int64_t n, stre
 /// sqrt(sum nk^2) in double on the host after an all-gather: relative error <= the local bound + 2^-52.
 template <class T>
 T norm2(const communicator& comm, const T* d_in, std::int64_t n, stream_t stream = nullptr);
-/// out[j] = x_j . y_j for j < m, with m local dots and ONE all-reduce of the m partials (a solver's
-/// several dots per iteration in one collective). d_x and d_y are HOST arrays of m DEVICE pointers;
-/// `out` is host memory.
+/// out[j] = x_j . y_j for j < m, with the m local dots in one pass over the vectors (reduce::multi_dot, one
+/// launch per reduce::multi_dot_max of them) and ONE all-reduce of the m partials (a solver's several dots
+/// per iteration in one collective). d_x and d_y are HOST arrays of m DEVICE pointers; `out` is host
+/// memory. Each local dot has reduce::multi_dot's bound (k = reduce::multi_dot_chain_length), not dot's.
 template <class T>
 void multi_dot(const communicator& comm, const T* const* d_x, const T* const* d_y, int m, std::int64_t n, T* out,
                stream_t stream = nullptr);

@@ -13,7 +13,8 @@
 //      OP(d_in, n, d_out, stream)      result to device memory; scratch from the stream-ordered pool
 //                                      (cudaMallocAsync, which reuses freed blocks); no host sync.
 //      OP(d_in, n, d_out, ws, stream)  as above with a caller-provided workspace: no allocation at all.
-//      OP(d_in, n, stream)             result copied back to the host; synchronizes `stream`.
+//      OP(d_in, n, stream)             result copied back to the host; synchronizes `stream`
+//                                      (multi_dot: a std::vector of its m results).
 //  * Supported T: std::int32_t, std::int64_t, std::uint32_t, std::uint64_t, float, double (norm2,
 //    reproducible_sum and compensated_sum: float and double only).
 //  * Errors throw gpukit::cuda_error (see error.hpp); n < 0, and a device pointer that is not a multiple
@@ -23,15 +24,17 @@
 //    chain of roundings, which for the single-pass kernel is
 //        k = ceil(n / (grid * block)) + 2 + ceil(grid / block) + 2 log2(block)
 //    (per-thread chain incl. one head and one tail element, block tree, last-block combine, its tree);
-//    single_pass_chain_length() returns it for the current device. Integers are exact (modulo
-//    2^bits for sums). NaN and +-Inf propagate as IEEE 754 says (sum with a NaN is NaN, +Inf + -Inf is
-//    NaN); min/max/argmin/argmax return NaN when the input holds one (argmin/argmax: the first NaN).
+//    single_pass_chain_length() returns it for the current device (multi_dot, whose kernel traverses
+//    its vectors otherwise: multi_dot_chain_length()). Integers are exact (modulo 2^bits for sums).
+//    NaN and +-Inf propagate as IEEE 754 says (sum with a NaN is NaN, +Inf + -Inf is NaN);
+//    min/max/argmin/argmax return NaN when the input holds one (argmin/argmax: the first NaN).
 //  * Determinism: every kernel has a grid fixed by (n, element size, SM count, occupancy) and combines
 //    partials in a fixed order, so results are bitwise identical run to run on one GPU model.
 //    reproducible_sum is bitwise identical across grids, block sizes and GPUs (and equal to the CPU twin).
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "reduce/device.hpp"
 #include "reduce/exact_accumulator.hpp"  // the reproducible sum's exact state: merge, round once
@@ -184,6 +187,39 @@ template <class T>
 T dot(const T* d_x, const T* d_y, std::int64_t n, stream_t stream = nullptr);
 
 // ------------------------------------------------------------------------------------------------
+// multi_dot
+/// The most dot products one multi_dot call takes (libsolve's fused Krylov passes take at most 6 sums).
+inline constexpr int multi_dot_max = 8;
+
+/// m dot products in ONE pass over memory and one launch: d_out[j] = sum_i x_j[i] y_j[i] for j < m, each
+/// of the m pairs holding n elements. Each thread accumulates all m sums over its share of the elements
+/// (floats: one fused multiply-add per element), and the m sums are finished together as sum's are (the
+/// last block combines the per-block partials in block order).
+/// d_x and d_y are HOST arrays of m DEVICE pointers; d_out is a DEVICE array of m results (entries from
+/// m on are not written). Any element offset into an allocation is fine, and each vector may have its own.
+/// 0 <= m <= multi_dot_max: m = 0 does nothing (no launch, d_x, d_y and d_out unused), n = 0 gives m zeros.
+/// m outside that range, n < 0, a null d_x or d_y (m > 0) and a vector pointer that is not a multiple of
+/// alignof(T) throw std::invalid_argument before any CUDA call.
+/// The host-result overload returns the m results as a std::vector<T> (empty for m = 0) and synchronizes
+/// `stream`: a `(..., T* h_out, stream)` form would have the device-result overload's signature.
+/// Error per result: |d_j - exact_j| <= gamma(k + 1) * sum_i |x_j[i] y_j[i]|, with the k of this kernel
+/// (not single_pass_chain_length's): multi_dot_chain_length(n, m, sizeof(T)).
+/// Run-to-run deterministic on one GPU model (the grid is fixed by n, m, T and the device). The bits can
+/// differ from reduce::dot's, which traverses the vectors in another order, within both bounds.
+/// Integers: exact modulo 2^bits.
+/// Example:
+///   const float* xs[2] = {r.data(), w.data()};
+///   const float* ys[2] = {r.data(), r.data()};
+///   std::vector<float> d = reduce::multi_dot(xs, ys, 2, n);   // {r . r, w . r}
+template <class T>
+void multi_dot(const T* const* d_x, const T* const* d_y, int m, std::int64_t n, T* d_out, stream_t stream = nullptr);
+template <class T>
+void multi_dot(const T* const* d_x, const T* const* d_y, int m, std::int64_t n, T* d_out, workspace& ws,
+               stream_t stream = nullptr);
+template <class T>
+std::vector<T> multi_dot(const T* const* d_x, const T* const* d_y, int m, std::int64_t n, stream_t stream = nullptr);
+
+// ------------------------------------------------------------------------------------------------
 // reproducible_sum / compensated_sum (float, double)
 /// The CORRECTLY ROUNDED sum (round to nearest even) of d_in[0..n), hence bitwise identical whatever
 /// the grid, block size, GPU or backend (the CPU twin returns the same bits). Each element is added
@@ -276,6 +312,13 @@ void segmented_max(const T* d_in, const std::int64_t* d_offsets, std::int64_t nu
 /// gamma(k) * sum|x_i| with gamma(k) = k u / (1 - k u). (Forced launch shapes for tests and benchmarks are
 /// private: libreduce/src/cuda/forced_shape.hpp.)
 std::int64_t single_pass_chain_length(std::int64_t n, std::size_t element_bytes);
+/// The k of multi_dot's bound for m dot products of n elements of `element_bytes` bytes on the current
+/// device: the longest chain of roundings in its kernel (an element's fused multiply-add and those after
+/// it in its thread, the block tree, the last block's combine of the per-block partials, its tree), taken
+/// at the smallest grid the device can give for the first part and the largest for the third, so it holds
+/// whatever the occupancy. m = 0 or n = 0 gives 0; m outside [0, multi_dot_max] or n < 0 throw
+/// std::invalid_argument.
+std::int64_t multi_dot_chain_length(std::int64_t n, int m, std::size_t element_bytes);
 
 // ================================================================================================
 namespace reference {
@@ -299,6 +342,11 @@ template <class T>
 T norm2(const T* in, std::int64_t n);
 template <class T>
 T dot(const T* x, const T* y, std::int64_t n);
+/// out[j] = dot(x[j], y[j], n) for j < m (host arrays of m host pointers, m results): one pass over the
+/// vectors, bitwise equal to reference::dot for each j (the same chunks, each sum accumulated in the same
+/// order); m and n are checked as multi_dot checks them.
+template <class T>
+void multi_dot(const T* const* x, const T* const* y, int m, std::int64_t n, T* out);
 template <class T>
 T reproducible_sum(const T* in, std::int64_t n);
 template <class T>

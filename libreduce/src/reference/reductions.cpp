@@ -2,6 +2,7 @@
 // contiguous chunk, chunks are combined in order: deterministic for a fixed thread count; sum and the
 // counts use OpenMP's own reduction), wide accumulators (double for floats, unsigned wrap-around for
 // integers).
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -191,6 +192,31 @@ T dot(const T* x, const T* y, std::int64_t n) {
 }
 
 template <class T>
+void multi_dot(const T* const* x, const T* const* y, int m, std::int64_t n, T* out) {
+  if (m < 0 || m > multi_dot_max)
+    throw std::invalid_argument("reduce::reference::multi_dot: " + std::to_string(m) +
+                                " dot products, expected 0 to " + std::to_string(multi_dot_max));
+  check_count(n, "multi_dot");
+  if (m == 0) return;
+  if (x == nullptr || y == nullptr || out == nullptr)
+    throw std::invalid_argument("reduce::reference::multi_dot: null pointer array or output");
+  using A = acc_t<T>;
+  using sums = std::array<A, multi_dot_max>;
+  // One pass in dot's chunks (chunk_partials' chunks depend on n and the thread count only): each chunk
+  // accumulates the m sums over its range, each in index order from 0, and the chunks' sums are added in
+  // chunk order from 0: for each j, dot's operations in dot's order, hence dot's bits.
+  sums total{};
+  for (const sums& p : chunk_partials<sums>(n, [&](std::int64_t b, std::int64_t e) {
+         sums s{};
+         for (std::int64_t i = b; i < e; ++i)
+           for (int j = 0; j < m; ++j) s[j] = static_cast<A>(s[j] + static_cast<A>(x[j][i]) * static_cast<A>(y[j][i]));
+         return s;
+       }))
+    for (int j = 0; j < m; ++j) total[j] = static_cast<A>(total[j] + p[j]);
+  for (int j = 0; j < m; ++j) out[j] = static_cast<T>(total[j]);
+}
+
+template <class T>
 exact_accumulator<T> reproducible_sum_state(const T* in, std::int64_t n) {
   check_count(n, "reproducible_sum_state");
   using tr = detail::exact_traits<T>;
@@ -300,6 +326,7 @@ void segmented_max(const T* in, const std::int64_t* offsets, std::int64_t num_se
   template value_index<T> argmax(const T*, std::int64_t);                              \
   template T sum_of_squares(const T*, std::int64_t);                                   \
   template T dot(const T*, const T*, std::int64_t);                                    \
+  template void multi_dot(const T* const*, const T* const*, int, std::int64_t, T*);    \
   template std::int64_t count_nonzero(const T*, std::int64_t);                         \
   template void segmented_sum(const T*, const std::int64_t*, std::int64_t, T*);        \
   template void segmented_min(const T*, const std::int64_t*, std::int64_t, T*);        \

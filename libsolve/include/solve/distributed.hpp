@@ -102,7 +102,9 @@ private:
 ///
 /// Throws dist::rank_failure on every rank for bad input on any rank (NaN/Inf in its rows of A, a zero or
 /// non-finite diagonal entry with pcg, naming the global row; NaN/Inf in b, found on the device; bad
-/// options); std::logic_error when the communicator has no device transport.
+/// options); std::logic_error when the communicator has no device transport. Any other failure on one
+/// rank (a CUDA error, an exception from options::progress) leaves that rank alone while the others wait
+/// in their next sum over ranks: the caller must end the job (MPI_Abort), as gpukit::run_on_mpi_world does.
 ///
 /// Example:
 ///   comm.enable_device();

@@ -2,6 +2,7 @@
 // solve::linear_operator) and the collective solve over it with solve::solver's kernels. Host code only.
 #include <cuda_runtime_api.h>
 
+#include <exception>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -89,11 +90,19 @@ result solve(const dist::communicator& comm, const dist::distributed_csr<Value, 
     s.emplace(*op, opt);
   });
   // A bad b is seen by every rank at the same status check (its non-finite count is summed over ranks),
-  // so every rank throws there and the agreement names the lowest rank's words.
+  // so every rank throws std::invalid_argument there and the agreement names the lowest rank's words.
+  // Any other failure (a CUDA error, a throwing progress callback) is this rank's alone while the others
+  // wait in the next sum over ranks: an agreement would pair its collective with theirs and hang (seen on
+  // an H200, 2 ranks), so it propagates without one, and the caller ends the job (run_on_mpi_world:
+  // one line, MPI_Abort; tests/apps/rank_fault.cpp).
   result r;
-  dist::all_or_none(comm, [&] {
+  std::exception_ptr refused;
+  try {
     r = use_guess ? s->solve_with_guess(d_b, d_x, a.local_rows(), stream) : s->solve(d_b, d_x, a.local_rows(), stream);
-  });
+  } catch (const std::invalid_argument&) {
+    refused = std::current_exception();
+  }
+  if (refused) dist::all_or_none(comm, [&] { std::rethrow_exception(refused); });
   return r;
 }
 

@@ -192,12 +192,6 @@ void solver<Value>::impl::build_graph(const std::function<void()>& iterate, cons
   cudaGraph_t body = p.conditional.phGraph_out[0];
   const stream_t user_stream = stream;
   stream = capture_stream->get();
-  // compute-sanitizer (memcheck, initcheck) stopped the first launch of a graph built right after this
-  // solver's buffers were allocated (an out-of-bounds read inside a live 12-byte allocation, then an illegal
-  // address) in test_solve on an H200, only when earlier cases had run in the process; without the tools
-  // every graph solve matches the host loop bitwise. NVIDIA/warp#1406 reports the same for conditional
-  // graphs and a device sync between allocation and capture as what clears it. It runs once per graph.
-  GPUKIT_CUDA_CHECK(cudaDeviceSynchronize());
   GPUKIT_CUDA_CHECK(cudaStreamBeginCaptureToGraph(stream, body, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
   try {
     iterate();

@@ -231,7 +231,7 @@ private:
 };
 
 /// The fewest n-vector passes (reads + writes of n floats) an iteration of each method needs, the matrix
-/// read once besides (CSR: 4 (rows + 1) + 8 nnz bytes):
+/// read once besides, in the bytes of the SpMV that runs (matrix_bytes):
 ///   cg       11: SpMV reads p, writes q (2; p.Ap taken in its epilogue, no re-read); x += a p (3);
 ///               r -= a q with r.r (3); p = r + b p (3). Ours runs 12: SpMV 2, one pass for p.q, q.r, q.q
 ///               (3: alpha and beta both known before r changes), one pass r -= a q, x += a p,
@@ -240,7 +240,7 @@ private:
 ///   pipecg   15: SpMV reads w, writes q (2); the fused update reads q z s p x r w (7), writes z s p x r w (6).
 ///               Ours 15, plus in float a gap check every 10 iterations (SpMV of x + 3 passes) and, when
 ///               it fires, a refresh (3 SpMV + 8 passes).
-///   textbook 16 (counted at textbook_cg): the same CG as cg, so its floor is cg's.
+///   textbook 16 (counted at textbook_cg): the same CG as cg, so its floor is cg's, with cuSPARSE's CSR bytes.
 int min_vector_passes(const std::string& solver) {
   if (solver == "pcg") return 13;
   if (solver == "pipecg") return 15;
@@ -266,6 +266,7 @@ struct row {
   double rtol = 0;
   double true_relative_residual = 0;  // may be NaN / Inf: left out of the JSON then
   double matrix_bytes = 0, vector_bytes = 0;
+  std::string spmv;  // the SpMV algorithm whose bytes matrix_bytes counts
   int cpu_threads = 0;  // the CPU peer's threads (0: a GPU row)
 };
 
@@ -309,16 +310,25 @@ std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out
   const std::vector<V> hb = random_rhs(pr.a.rows());
   const gpukit::device_buffer<V> b(hb);
   gpukit::device_buffer<V> x(pr.a.rows());
-  const double matrix_bytes = 4.0 * static_cast<double>(pr.a.rows() + 1) + 8.0 * static_cast<double>(pr.a.nnz());
+  // The matrix bytes one SpMV reads: CSR (cuSPARSE, and our CSR kernels) 4 (rows + 1) + 8 nnz; stencil, which
+  // automatic picks for the Poisson problems, reads no col_idx: 4 nnz (values) + 4 rows (row starts) + 1 byte
+  // per row (its pattern). Each row's floor counts the SpMV it runs (ours: the plan's; textbook: CSR).
+  const double rows_d = static_cast<double>(pr.a.rows()), nnz_d = static_cast<double>(pr.a.nnz());
+  const double csr_bytes = 4.0 * (rows_d + 1) + 8.0 * nnz_d;
+  const sparse::spmv_algorithm ours_spmv = op.plan().algorithm();
+  const double ours_bytes = ours_spmv == sparse::spmv_algorithm::stencil ? 4.0 * nnz_d + 5.0 * rows_d : csr_bytes;
   const double vector_bytes = sizeof(V) * static_cast<double>(pr.a.rows());
+  out << "  " << pr.name << ": our SpMV runs " << sparse::to_string(ours_spmv) << " (" << fixed(ours_bytes / 1e6, 1)
+      << " MB of matrix per iteration; CSR " << fixed(csr_bytes / 1e6, 1) << " MB)\n";
   std::vector<row> rows;
-  auto base = [&](const std::string& solver) {
+  auto base = [&](const std::string& solver, bool ours_spmv_runs) {
     row r;
     r.problem = pr.name;
     r.solver = solver;
     r.rows = pr.a.rows();
     r.nnz = pr.a.nnz();
-    r.matrix_bytes = matrix_bytes;
+    r.matrix_bytes = ours_spmv_runs ? ours_bytes : csr_bytes;
+    r.spmv = ours_spmv_runs ? sparse::to_string(ours_spmv) : "cusparse_csr_alg1";
     r.vector_bytes = vector_bytes;
     return r;
   };
@@ -337,7 +347,7 @@ std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out
                                {"cg_graph", solve::krylov_method::cg, false, true}};
   if (pr.reproducible_row) ours.push_back({"cg_reproducible", solve::krylov_method::cg, true, false});
   for (const variant& v : ours) {
-    row r = base(v.name);
+    row r = base(v.name, true);
     solve::options o;
     o.method = v.m;
     o.reproducible = v.reproducible;
@@ -378,7 +388,7 @@ std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out
 
   // The textbook loops.
   for (bool device_scalars : {false, true}) {
-    row r = base(device_scalars ? "textbook_device_scalars" : "textbook");
+    row r = base(device_scalars ? "textbook_device_scalars" : "textbook", false);
     textbook_cg t(d.view(), b, device_scalars, stream.get());
     t.reset();
     const auto t200 = timer.time([&] { for (int k = 0; k < timed_iterations; ++k) t.iterate(); }, rep);
@@ -400,7 +410,7 @@ std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out
   // Eigen's CG on all CPU threads (the CPU peer; per iteration over 20 iterations, the solve to the
   // tolerance once where it takes under 20 s at our cg's iteration count).
   {
-    row r = base("eigen_cpu");
+    row r = base("eigen_cpu", false);
     const auto e = time_eigen_cg(pr.a, hb, tol, max_iterations, 20, repeats, rows.front().iterations, 20.0);
     r.per_iteration_us = e.per_iteration_us;
     r.rtol = tol;
@@ -482,6 +492,7 @@ int bench_command(const bench_options& opt) {
                        {"iterations", r.iterations},
                        {"converged", r.converged},
                        {"status", r.status},
+                       {"spmv_algorithm", r.spmv},
                        {"min_bytes_per_iteration_bytes", min_bytes},
                        {"actual_bytes_per_iteration_bytes", r.matrix_bytes + actual_vector_passes(r.solver) * r.vector_bytes},
                        {"bandwidth_floor_us", floor_us},
@@ -492,8 +503,8 @@ int bench_command(const bench_options& opt) {
     // A diverged solve's residual (NaN / Inf) is left out rather than written as a number it is not.
     if (std::isfinite(r.true_relative_residual)) t["true_relative_residual_ratio"] = r.true_relative_residual;
     if (r.cpu_threads > 0) {  // the CPU peer: the GPU's bandwidth floor and bytes say nothing about it
-      for (const char* k : {"min_bytes_per_iteration_bytes", "actual_bytes_per_iteration_bytes", "bandwidth_floor_us",
-                            "over_floor_ratio", "effective_gb_per_s"})
+      for (const char* k : {"spmv_algorithm", "min_bytes_per_iteration_bytes", "actual_bytes_per_iteration_bytes",
+                            "bandwidth_floor_us", "over_floor_ratio", "effective_gb_per_s"})
         t.erase(k);
       t["cpu_threads_count"] = r.cpu_threads;
     }

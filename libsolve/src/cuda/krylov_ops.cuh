@@ -2,8 +2,10 @@
 // operator() is one entry of the method's vector formulas; finish() is its scalar update on the device.
 // Terms are products taken in double: exact for float vectors (24 + 24 significant bits fit in 53).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
+#include "fused_pass.cuh"  // lanes, load, store, all_aligned
 #include "pipe_scalars.hpp"
 #include "solver_state.hpp"
 
@@ -116,19 +118,28 @@ template <class V, bool Jacobi>
 struct cg_dots {
   static constexpr int k = 3;
   static constexpr bool gated = true;
+  static constexpr bool vectorized = true;
   const V* p;
   const V* q;
   const V* r;
   const V* dinv;
   __device__ void load(const solver_state&) {}
-  __device__ void operator()(idx i, double (&t)[k]) const {
-    const V qi = q[i], ri = r[i];
-    const V zr = Jacobi ? dinv[i] * ri : ri;
-    const V zq = Jacobi ? dinv[i] * qi : qi;
-    t[0] = static_cast<double>(p[i]) * qi;
-    t[1] = static_cast<double>(qi) * zr;
-    t[2] = static_cast<double>(qi) * zq;
+  template <int W>
+  __device__ void accumulate(idx i, double (&acc)[k]) const {
+    const lanes<V, W> pv = detail::load<W>(p, i), qv = detail::load<W>(q, i), rv = detail::load<W>(r, i);
+    lanes<V, W> dv{};
+    if constexpr (Jacobi) dv = detail::load<W>(dinv, i);
+#pragma unroll
+    for (int l = 0; l < W; ++l) {
+      const V qi = qv.v[l], ri = rv.v[l];
+      const V zr = Jacobi ? dv.v[l] * ri : ri;
+      const V zq = Jacobi ? dv.v[l] * qi : qi;
+      acc[0] += static_cast<double>(pv.v[l]) * qi;
+      acc[1] += static_cast<double>(qi) * zr;
+      acc[2] += static_cast<double>(qi) * zq;
+    }
   }
+  bool aligned(std::size_t bytes) const { return all_aligned(bytes, p, q, r, dinv); }
   __device__ void finish(const double* s, solver_state* st) const {
     if (broke(st, quantity_pap, st->iterations + 1, s[0], true)) return;
     const double alpha = st->rho / s[0];
@@ -143,6 +154,7 @@ template <class V, bool Jacobi>
 struct cg_step {
   static constexpr int k = Jacobi ? 2 : 1;
   static constexpr bool gated = true;
+  static constexpr bool vectorized = true;
   V* x;
   V* r;
   V* p;
@@ -154,16 +166,28 @@ struct cg_step {
     alpha = static_cast<V>(st.alpha);
     beta = static_cast<V>(st.beta);
   }
-  __device__ void operator()(idx i, double (&t)[k]) const {
-    const V ri = r[i] - alpha * q[i];
-    const V pi = p[i];
-    r[i] = ri;
-    x[i] += alpha * pi;
-    const V zi = Jacobi ? dinv[i] * ri : ri;
-    p[i] = zi + beta * pi;
-    t[0] = sq(ri);
-    if constexpr (Jacobi) t[1] = static_cast<double>(ri) * zi;
+  template <int W>
+  __device__ void accumulate(idx i, double (&acc)[k]) const {
+    lanes<V, W> rv = detail::load<W>(r, i), pv = detail::load<W>(p, i), xv = detail::load<W>(x, i);
+    const lanes<V, W> qv = detail::load<W>(q, i);
+    lanes<V, W> dv{};
+    if constexpr (Jacobi) dv = detail::load<W>(dinv, i);
+#pragma unroll
+    for (int l = 0; l < W; ++l) {
+      const V ri = rv.v[l] - alpha * qv.v[l];
+      const V pi = pv.v[l];
+      rv.v[l] = ri;
+      xv.v[l] += alpha * pi;
+      const V zi = Jacobi ? dv.v[l] * ri : ri;
+      pv.v[l] = zi + beta * pi;
+      acc[0] += sq(ri);
+      if constexpr (Jacobi) acc[1] += static_cast<double>(ri) * zi;
+    }
+    detail::store<W>(r, i, rv);
+    detail::store<W>(x, i, xv);
+    detail::store<W>(p, i, pv);
   }
+  bool aligned(std::size_t bytes) const { return all_aligned(bytes, x, r, p, q, dinv); }
   __device__ void finish(const double* s, solver_state* st) const {
     if (record(st, s[0], history)) return;
     st->rho = Jacobi ? s[1] : s[0];
@@ -376,27 +400,43 @@ struct pipe_update {
   double* history;
   V alpha, beta;
   bool fresh;
+  static constexpr bool vectorized = true;
   __device__ void load(const solver_state& st) {
     alpha = static_cast<V>(st.alpha);
     beta = static_cast<V>(st.beta);
     fresh = st.beta == 0;
   }
-  __device__ void operator()(idx i, double (&t)[k]) const {
-    const V ri = r[i], wi = w[i];
-    const V zi = fresh ? q[i] : q[i] + beta * z[i];
-    const V si = fresh ? wi : wi + beta * s[i];
-    const V pi = fresh ? ri : ri + beta * p[i];
-    z[i] = zi;
-    s[i] = si;
-    p[i] = pi;
-    x[i] += alpha * pi;
-    const V rn = ri - alpha * si;
-    const V wn = wi - alpha * zi;
-    r[i] = rn;
-    w[i] = wn;
-    t[0] = sq(rn);
-    t[1] = static_cast<double>(wn) * rn;
+  template <int W>
+  __device__ void accumulate(idx i, double (&acc)[k]) const {
+    lanes<V, W> rv = detail::load<W>(r, i), wv = detail::load<W>(w, i), xv = detail::load<W>(x, i);
+    lanes<V, W> zv = detail::load<W>(q, i), sv = wv, pv = rv;  // fresh: z = q, s = w, p = r
+    if (!fresh) {
+      const lanes<V, W> z0 = detail::load<W>(z, i), s0 = detail::load<W>(s, i), p0 = detail::load<W>(p, i);
+#pragma unroll
+      for (int l = 0; l < W; ++l) {
+        zv.v[l] += beta * z0.v[l];
+        sv.v[l] += beta * s0.v[l];
+        pv.v[l] += beta * p0.v[l];
+      }
+    }
+#pragma unroll
+    for (int l = 0; l < W; ++l) {
+      xv.v[l] += alpha * pv.v[l];
+      const V rn = rv.v[l] - alpha * sv.v[l];
+      const V wn = wv.v[l] - alpha * zv.v[l];
+      rv.v[l] = rn;
+      wv.v[l] = wn;
+      acc[0] += sq(rn);
+      acc[1] += static_cast<double>(wn) * rn;
+    }
+    detail::store<W>(z, i, zv);
+    detail::store<W>(s, i, sv);
+    detail::store<W>(p, i, pv);
+    detail::store<W>(x, i, xv);
+    detail::store<W>(r, i, rv);
+    detail::store<W>(w, i, wv);
   }
+  bool aligned(std::size_t bytes) const { return all_aligned(bytes, q, z, s, p, x, r, w); }
   /// The stopping test raises status_claim (a refresh decides from b - A x); a p.Ap <= 0 raises
   /// status_replace (a restart), or is a breakdown in the first iteration after a restart (or the start).
   __device__ void finish(const double* sum, solver_state* st) const {

@@ -102,10 +102,27 @@ struct solver<Value>::impl {
       detail::finish_terms<<<1, 1, 0, stream>>>(op, state.data(), term_sums.data());
       GPUKIT_CHECK_LAUNCH();
     } else {
-      detail::fused_pass<Block><<<grid, Block, 0, stream>>>(op, n, state.data(),
-                                                            reinterpret_cast<detail::sums<Op::k>*>(partials.data()));
-      GPUKIT_CHECK_LAUNCH();
+      launch_fused<Block, false>(op);
     }
+  }
+
+  /// fused_pass with 16-byte accesses where the op is vectorized and all its vectors are aligned (always for
+  /// the solver's own vectors; b and x are the caller's and may sit at any element offset), else one entry
+  /// at a time.
+  template <int Block, bool SpansRanks, class Op>
+  void launch_fused(const Op& op) {
+    auto* sums = reinterpret_cast<detail::sums<Op::k>*>(partials.data());
+    double* out = SpansRanks ? totals.data() : nullptr;
+    constexpr int lanes = detail::vector_lanes<Value>;
+    if constexpr (detail::is_vectorized<Op>::value) {
+      if (op.aligned(lanes * sizeof(Value))) {
+        detail::fused_pass<Block, lanes, Op, SpansRanks><<<grid, Block, 0, stream>>>(op, n, state.data(), sums, out);
+        GPUKIT_CHECK_LAUNCH();
+        return;
+      }
+    }
+    detail::fused_pass<Block, 1, Op, SpansRanks><<<grid, Block, 0, stream>>>(op, n, state.data(), sums, out);
+    GPUKIT_CHECK_LAUNCH();
   }
 
   /// An operator over several ranks: the local totals (reproducible: the local exact state of each term,
@@ -129,9 +146,7 @@ struct solver<Value>::impl {
         GPUKIT_CHECK_LAUNCH();
       };
     } else {
-      detail::fused_pass<Block, Op, true><<<grid, Block, 0, stream>>>(
-          op, n, state.data(), reinterpret_cast<detail::sums<K>*>(partials.data()), totals.data());
-      GPUKIT_CHECK_LAUNCH();
+      launch_fused<Block, true>(op);
       a->start_rank_sum(totals.data(), K, stream);
       pending = [this, op] {
         a->finish_rank_sum(stream);

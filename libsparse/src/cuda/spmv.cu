@@ -20,7 +20,6 @@ namespace detail {
 namespace {
 
 using gpukit::launch;  // the driver's launch path (gpukit/cuda_launch.hpp): 0.2-0.5 us less per call than <<<>>>
-constexpr int block_threads = 256;
 
 /// The arguments of one call, and the plan's SM count.
 template <class Value, class Index>
@@ -33,13 +32,6 @@ struct spmv_call {
   int sms;
   cudaStream_t stream;
 };
-
-// Grid for `items` work items of `per_block` each: enough blocks for every item, capped at 16 blocks of
-// 256 per SM (two full residencies of 8 blocks); grid-stride loops cover the rest.
-int grid_for(std::int64_t items, std::int64_t per_block, int sm_count) {
-  const std::int64_t wanted = (items + per_block - 1) / per_block;
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, std::int64_t{16} * sm_count)));
-}
 
 // One wave of resident 256-thread blocks of Kernel (fewer when `rows` needs fewer); the kernel
 // grid-strides over the rest. The wave is cached per kernel and device without a lock (cached_wave).

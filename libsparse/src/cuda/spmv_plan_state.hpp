@@ -3,7 +3,9 @@
 // in a std::variant. Host-only header (no CUDA syntax): shared by the plan (spmv_plan.cpp) and the
 // dispatch (spmv.cu).
 #pragma once
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <variant>
 
@@ -38,6 +40,16 @@ bool automatic_tries_windowed(const row_stats& s, spmv_algorithm csr_choice, std
 template <class Value>
 using algorithm_state = std::variant<csr_state, vector_state, stencil_state, windowed_state<Value>, merge_state<Value>,
                                      adaptive_state<Value>>;
+
+/// Threads per block of the row kernels and stencil (spmv.cu).
+constexpr int block_threads = 256;
+
+/// Grid for `items` work items of `per_block` each: enough blocks for every item, capped at 16 blocks of
+/// 256 per SM (two full residencies of 8 blocks); grid-stride loops cover the rest.
+inline int grid_for(std::int64_t items, std::int64_t per_block, int sm_count) {
+  const std::int64_t wanted = (items + per_block - 1) / per_block;
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, std::int64_t{16} * sm_count)));
+}
 
 template <class Value>
 struct spmv_plan_state {

@@ -31,9 +31,12 @@ namespace sparse::detail {
 /// y_i = alpha * s + beta * y_i; beta == 0 never reads y (the caller's y may be NaN poison). The fused
 /// multiply-add is written out: left to contraction, the compiler fused alpha * s in some kernels and
 /// beta * y_i in others, and kernels that promise scalar's bits (stencil, windowed) differed from it.
+/// Returns the value stored (spmv_dots's epilogue takes its terms from it without reading y back).
 template <class Value>
-__device__ __forceinline__ void store_row(Value* __restrict__ y, std::int64_t row, Value s, Value alpha, Value beta) {
-  y[row] = beta == Value(0) ? alpha * s : fma(alpha, s, beta * y[row]);
+__device__ __forceinline__ Value store_row(Value* __restrict__ y, std::int64_t row, Value s, Value alpha, Value beta) {
+  const Value v = beta == Value(0) ? alpha * s : fma(alpha, s, beta * y[row]);
+  y[row] = v;
+  return v;
 }
 
 /// A row split over several blocks (merge, adaptive): writes this block's part `s` of split row `k` to

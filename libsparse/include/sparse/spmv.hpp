@@ -18,6 +18,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -111,7 +112,9 @@ struct spmv_plan_state;  // the state of the plan's algorithm (one type per algo
 
 /// Everything one matrix needs for repeated SpMV: the device view, row statistics, the algorithm
 /// chosen once, and (for `adaptive`) the row bins / tile list and the partials workspace of split rows,
-/// (for `stencil`) the row patterns, (for `windowed`) its ordered copy of the matrix. Built once
+/// (for `stencil`) the row patterns, (for `windowed`) its ordered copy of the matrix, and (square
+/// matrices) spmv_dots's per-block partials and counter (3 doubles per block, at most 16 blocks per SM).
+/// Built once
 /// (host-side analysis of row_ptr, and for `stencil` or an automatic plan of short uniform rows of
 /// col_idx, for `windowed` of col_idx and the values, plus a few uploads, untimed); spmv() then does no
 /// allocation and no analysis. Move-only. The matrix must outlive the plan and stay unchanged (its
@@ -149,6 +152,9 @@ public:
   spmv_algorithm requested() const noexcept { return requested_; }
   /// Lanes per row of the vector algorithm when algorithm() == vector; 0 for the other algorithms.
   int vector_width() const noexcept;
+  /// Whether spmv_dots runs as ONE kernel (the `stencil` algorithm, whose kernel takes the sums in its
+  /// epilogue); false: spmv() followed by one separate dots pass (every other algorithm).
+  bool dots_fused() const noexcept { return algorithm_ == spmv_algorithm::stencil; }
   const row_stats& stats() const noexcept { return stats_; }
   const csr_view<Value, Index>& matrix() const noexcept { return view_; }
   const detail::spmv_plan_state<Value>& state() const noexcept { return *state_; }
@@ -180,6 +186,27 @@ template <class Value, class Index>
 void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Value beta, Value* d_y,
           stream_t stream = nullptr);
 
+/// y = A x (alpha 1, beta 0), and in the same pass over the rows three sums, each product formed in double
+/// and summed in double: d_sums[0] = x.y, d_sums[1] = y.w, d_sums[2] = y.y (d_sums: 3 doubles, device
+/// memory), of the y it stores. Square matrices only (x and y both have rows entries); d_w has rows
+/// entries; d_y must not overlap d_x or d_w (d_x == d_w is fine). Stream-ordered, no allocation, no host
+/// sync; deterministic run to run on one GPU model (fixed grid, per-block partials combined in a fixed
+/// order by the last block). Like spmv(), two calls of one plan must not run at the same time.
+/// One kernel where plan.dots_fused() (stencil: the sums in its epilogue, no second read of x and y);
+/// otherwise spmv() and then one dots pass over x, y, w. Either way y is bitwise spmv(plan, 1, d_x, 0, d_y)'s.
+/// Error of each sum of n = rows terms t_i: |sum - exact| <= gamma_n(double) sum_i |t_i| (one rounding of
+/// the product, exact for float values, and at most n - 1 additions in any order; Higham 4.2), with
+/// gamma_n = n u / (1 - n u), u = 2^-53. Throws std::invalid_argument, before any CUDA call, for a
+/// non-square matrix, a null d_sums, or a null d_x, d_y or d_w when rows > 0. rows == 0: d_sums gets three
+/// zeros (cudaMemsetAsync) and nothing else runs.
+///
+/// Example (a CG step: q = A p, then p.q, q.r and q.q):
+///   sparse::spmv_plan<double, std::int32_t> plan(d);          // once, before the loop
+///   sparse::spmv_dots(plan, d_p, d_q, d_r, d_sums, stream);   // d_sums = {p.q, q.r, q.q}
+template <class Value, class Index>
+void spmv_dots(const spmv_plan<Value, Index>& plan, const Value* d_x, Value* d_y, const Value* d_w, double* d_sums,
+               stream_t stream = nullptr);
+
 namespace reference {
 /// The CPU twin of sparse::spmv (same arguments, host memory): the plain loop of spmv_reference, each
 /// row accumulated in double in column order and rounded once to Value. Deterministic; within the error
@@ -191,6 +218,28 @@ namespace reference {
 template <class Value, class Index>
 void spmv(const host_csr<Value, Index>& a, Value alpha, const Value* x, Value beta, Value* y) {
   spmv_reference(a.view(), alpha, x, beta, y);
+}
+
+/// The CPU twin of sparse::spmv_dots (same arguments, host memory): y from reference::spmv (alpha 1,
+/// beta 0), then sums[0] = x.y, sums[1] = y.w, sums[2] = y.y of that y, each product formed in double and
+/// added in a plain double loop in row order. Deterministic; each sum within gamma_n(double) sum |t_i|
+/// of exact (n = rows, as above). Throws std::invalid_argument for a non-square matrix.
+///
+/// Example:
+///   double sums[3];
+///   sparse::reference::spmv_dots(a, p.data(), q.data(), r.data(), sums);   // q = A p; p.q, q.r, q.q
+template <class Value, class Index>
+void spmv_dots(const host_csr<Value, Index>& a, const Value* x, Value* y, const Value* w, double* sums) {
+  if (a.rows() != a.cols()) throw std::invalid_argument("reference::spmv_dots: square matrices only");
+  spmv(a, Value(1), x, Value(0), y);
+  double xy = 0, yw = 0, yy = 0;
+  for (std::int64_t i = 0; i < a.rows(); ++i) {
+    const double xi = x[i], yi = y[i], wi = w[i];
+    xy += xi * yi;
+    yw += yi * wi;
+    yy += yi * yi;
+  }
+  sums[0] = xy, sums[1] = yw, sums[2] = yy;
 }
 }  // namespace reference
 

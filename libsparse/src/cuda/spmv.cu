@@ -1,8 +1,11 @@
 // Dispatch of sparse::spmv: one launch per call, of the kernel of the plan's algorithm, on the grid its
-// state and the matrix give; every launch is checked.
+// state and the matrix give; every launch is checked. sparse::spmv_dots: the stencil kernel with its dots
+// epilogue (one launch), or for every other algorithm spmv() and then the dots pass (two).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <variant>
 
 #include "gpukit/cuda_check.hpp"
@@ -10,6 +13,7 @@
 #include "instantiate.hpp"
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive.cuh"
+#include "spmv_dots.cuh"
 #include "spmv_merge.cuh"
 #include "spmv_plan_state.hpp"
 #include "spmv_row_kernels.cuh"
@@ -20,7 +24,6 @@ namespace detail {
 namespace {
 
 using gpukit::launch;  // the driver's launch path (gpukit/cuda_launch.hpp): 0.2-0.5 us less per call than <<<>>>
-constexpr int block_threads = 256;
 
 /// The arguments of one call, and the plan's SM count.
 template <class Value, class Index>
@@ -33,13 +36,6 @@ struct spmv_call {
   int sms;
   cudaStream_t stream;
 };
-
-// Grid for `items` work items of `per_block` each: enough blocks for every item, capped at 16 blocks of
-// 256 per SM (two full residencies of 8 blocks); grid-stride loops cover the rest.
-int grid_for(std::int64_t items, std::int64_t per_block, int sm_count) {
-  const std::int64_t wanted = (items + per_block - 1) / per_block;
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, std::int64_t{16} * sm_count)));
-}
 
 // One wave of resident 256-thread blocks of Kernel (fewer when `rows` needs fewer); the kernel
 // grid-strides over the rest. The wave is cached per kernel and device without a lock (cached_wave).
@@ -115,19 +111,28 @@ void run(const vector_state& st, spmv_algorithm, const spmv_call<Value, Index>& 
   else launch_vector<false, entry_load::cached>(st.width, c);
 }
 
-// stencil on scalar's grid (one wave of resident blocks), its pattern table from the plan.
-template <int Unroll, class Value, class Index>
-void launch_stencil(const stencil_state& st, const spmv_call<Value, Index>& c) {
-  constexpr auto kernel = spmv_stencil_kernel<Unroll, Value, Index>;
-  launch<kernel>(one_wave_grid<kernel>(c.a.rows, c.sms), block_threads, c.stream, c.a, st.pattern_of_row.data(),
-                 st.table.data(), st.patterns, static_cast<int>(st.table.size()), c.alpha, c.x, c.beta, c.y);
+// stencil on scalar's grid (one wave of resident blocks), its pattern table from the plan. Dots: with
+// spmv_dots's epilogue (`dots` unused otherwise); its grid stays within grid_for(rows, block_threads),
+// the blocks of the plan's dots_workspace.
+template <int Unroll, bool Dots, class Value, class Index>
+void launch_stencil(const stencil_state& st, const spmv_call<Value, Index>& c, const dots_args<Value>& dots) {
+  static_assert(stencil_block_threads == block_threads, "one_wave_grid sizes the grid for block_threads");
+  constexpr auto kernel = spmv_stencil_kernel<Unroll, Dots, Value, Index>;
+  launch<kernel>(one_wave_grid<kernel>(c.a.rows, c.sms), stencil_block_threads, c.stream, c.a,
+                 st.pattern_of_row.data(), st.table.data(), st.patterns, static_cast<int>(st.table.size()), c.alpha,
+                 c.x, c.beta, c.y, dots);
+}
+
+// All loads of a row at once where rows hold <= 8.
+template <bool Dots, class Value, class Index>
+void run_stencil(const stencil_state& st, const spmv_call<Value, Index>& c, const dots_args<Value>& dots) {
+  if (st.unrolled) launch_stencil<stencil_unrolled_row, Dots>(st, c, dots);
+  else launch_stencil<0, Dots>(st, c, dots);
 }
 
 template <class Value, class Index>
 void run(const stencil_state& st, spmv_algorithm, const spmv_call<Value, Index>& c) {
-  // All loads of a row at once where rows hold <= 8.
-  if (st.unrolled) launch_stencil<stencil_unrolled_row>(st, c);
-  else launch_stencil<0>(st, c);
+  run_stencil<false>(st, c, dots_args<Value>{});
 }
 
 // windowed: a block per 16 warps of the layout, their slot sums in dynamic shared memory (up to 96 KB,
@@ -182,8 +187,47 @@ void run(const adaptive_state<Value>& st, spmv_algorithm, const spmv_call<Value,
       st.split.arrivals.data());
 }
 
+// spmv_dots's pass after the SpMV of a plan that does not fuse it: one wave of 256-thread blocks (at
+// most grid_for(n, block_threads), the blocks of the plan's dots_workspace), grid-striding over the rows.
+template <class Value>
+void run_dots_pass(std::int64_t n, const Value* x, const Value* y, const dots_args<Value>& dots, int sms,
+                   cudaStream_t stream) {
+  constexpr auto kernel = spmv_dots_kernel<block_threads, Value>;
+  launch<kernel>(one_wave_grid<kernel>(n, sms), block_threads, stream, n, x, y, dots);
+}
+
+// spmv_dots's preconditions, checked before any CUDA call.
+void check_dots_arguments(std::int64_t rows, std::int64_t cols, const void* x, const void* y, const void* w,
+                          const double* sums) {
+  if (rows != cols)
+    throw std::invalid_argument("spmv_dots: the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                " (x and y must both have rows entries: square matrices only)");
+  if (sums == nullptr || (rows > 0 && (x == nullptr || y == nullptr || w == nullptr)))
+    throw std::invalid_argument("spmv_dots: a null pointer among x, y, w, sums");
+}
+
 }  // namespace
 }  // namespace detail
+
+template <class Value, class Index>
+void spmv_dots(const spmv_plan<Value, Index>& plan, const Value* d_x, Value* d_y, const Value* d_w, double* d_sums,
+               stream_t stream) {
+  const auto& a = plan.matrix();
+  detail::check_dots_arguments(a.rows, a.cols, d_x, d_y, d_w, d_sums);
+  if (a.rows == 0) {
+    GPUKIT_CUDA_CHECK(cudaMemsetAsync(d_sums, 0, 3 * sizeof(double), stream));
+    return;
+  }
+  const auto& ws = plan.state().dots;
+  const detail::dots_args<Value> dots{d_w, ws.partials.data(), ws.ticket.data(), d_sums};
+  if (const auto* st = std::get_if<detail::stencil_state>(&plan.state().algorithm)) {  // plan.dots_fused()
+    const detail::spmv_call<Value, Index> call{a, Value(1), d_x, Value(0), d_y, plan.state().sm_count, stream};
+    detail::run_stencil<true>(*st, call, dots);
+    return;
+  }
+  spmv(plan, Value(1), d_x, Value(0), d_y, stream);
+  detail::run_dots_pass(a.rows, d_x, d_y, dots, plan.state().sm_count, stream);
+}
 
 template <class Value, class Index>
 void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Value beta, Value* d_y, stream_t stream) {
@@ -192,8 +236,9 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
   std::visit([&](const auto& st) { detail::run(st, plan.algorithm(), call); }, plan.state().algorithm);
 }
 
-#define SPARSE_SPMV_INSTANTIATE(V, I) \
-  template void spmv<V, I>(const spmv_plan<V, I>&, V, const V*, V, V*, stream_t);
+#define SPARSE_SPMV_INSTANTIATE(V, I)                                              \
+  template void spmv<V, I>(const spmv_plan<V, I>&, V, const V*, V, V*, stream_t); \
+  template void spmv_dots<V, I>(const spmv_plan<V, I>&, const V*, V*, const V*, double*, stream_t);
 SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_SPMV_INSTANTIATE)
 #undef SPARSE_SPMV_INSTANTIATE
 

@@ -66,6 +66,7 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
   algorithm_ = requested_ == spmv_algorithm::automatic ? choose_algorithm(stats_) : requested_;
   state_ = std::make_unique<detail::spmv_plan_state<Value>>();
   state_->sm_count = gpukit::sm_count();
+  if (view_.rows > 0 && view_.rows == view_.cols) state_->dots = detail::dots_workspace(view_.rows, state_->sm_count);
   if (take_stencil(host_row_ptr) || take_windowed(host_row_ptr)) return;
   auto& st = state_->algorithm;
   switch (algorithm_) {

@@ -3,7 +3,9 @@
 // in a std::variant. Host-only header (no CUDA syntax): shared by the plan (spmv_plan.cpp) and the
 // dispatch (spmv.cu).
 #pragma once
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <variant>
 
@@ -39,10 +41,38 @@ template <class Value>
 using algorithm_state = std::variant<csr_state, vector_state, stencil_state, windowed_state<Value>, merge_state<Value>,
                                      adaptive_state<Value>>;
 
+/// Threads per block of the row kernels, stencil and the dots pass (spmv.cu).
+constexpr int block_threads = 256;
+
+/// Grid for `items` work items of `per_block` each: enough blocks for every item, capped at 16 blocks of
+/// 256 per SM (two full residencies of 8 blocks); grid-stride loops cover the rest.
+inline int grid_for(std::int64_t items, std::int64_t per_block, int sm_count) {
+  const std::int64_t wanted = (items + per_block - 1) / per_block;
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, std::int64_t{16} * sm_count)));
+}
+
+/// spmv_dots's scratch (spmv_dots.cuh): 3 doubles per block of the largest grid it launches, which is
+/// grid_for(rows, block_threads, sm_count) (its kernels take one wave of resident blocks, capped there:
+/// at most 16 x 132 blocks, 50 KB, on an H100 SXM), and the last-block ticket, 0 between calls.
+/// Allocated with the plan, so spmv_dots allocates nothing; written by every call, hence mutable
+/// (spmv_dots takes the plan const, so two calls of one plan must not overlap). Empty for the plans
+/// spmv_dots refuses or does not launch for (not square, no rows).
+struct dots_workspace {
+  mutable gpukit::device_buffer<double> partials;
+  mutable gpukit::device_buffer<unsigned> ticket;
+
+  dots_workspace() = default;
+  dots_workspace(std::int64_t rows, int sm_count)
+      : partials(3 * std::int64_t{grid_for(rows, block_threads, sm_count)}), ticket(1) {
+    ticket.fill_bytes(0);
+  }
+};
+
 template <class Value>
 struct spmv_plan_state {
   int sm_count = 0;  ///< the device's SMs at plan time: the grids of the row kernels and stencil
   algorithm_state<Value> algorithm;
+  dots_workspace dots;
 };
 
 /// describe()'s details of the states defined here (the others are next to their state types).

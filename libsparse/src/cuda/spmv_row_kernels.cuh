@@ -23,6 +23,7 @@
 #include "reduce/cuda/warp_reduce.cuh"
 #include "reduce/operators.hpp"
 #include "sparse/csr_view.hpp"
+#include "spmv_dots.cuh"
 #include "spmv_split_rows.hpp"
 #include "spmv_stencil_plan.hpp"
 
@@ -31,9 +32,12 @@ namespace sparse::detail {
 /// y_i = alpha * s + beta * y_i; beta == 0 never reads y (the caller's y may be NaN poison). The fused
 /// multiply-add is written out: left to contraction, the compiler fused alpha * s in some kernels and
 /// beta * y_i in others, and kernels that promise scalar's bits (stencil, windowed) differed from it.
+/// Returns the value stored (spmv_dots's epilogue takes its terms from it without reading y back).
 template <class Value>
-__device__ __forceinline__ void store_row(Value* __restrict__ y, std::int64_t row, Value s, Value alpha, Value beta) {
-  y[row] = beta == Value(0) ? alpha * s : fma(alpha, s, beta * y[row]);
+__device__ __forceinline__ Value store_row(Value* __restrict__ y, std::int64_t row, Value s, Value alpha, Value beta) {
+  const Value v = beta == Value(0) ? alpha * s : fma(alpha, s, beta * y[row]);
+  y[row] = v;
+  return v;
 }
 
 /// A row split over several blocks (merge, adaptive): writes this block's part `s` of split row `k` to
@@ -249,13 +253,19 @@ __device__ __forceinline__ const std::int32_t* stage_stencil_table(std::int32_t*
   return shared + patterns + 1;
 }
 
-template <int Unroll, class Value, class Index>
-__global__ void __launch_bounds__(256)
+/// Dots (spmv_dots, called with alpha 1 and beta 0): each thread also adds its live rows' terms x_i y_i,
+/// y_i w_i, y_i y_i (spmv_dots.cuh) from the value it stored, and after the row loop every thread of
+/// the block joins finish_dots (the loop is uniform per warp and holds no barrier, so all 256 arrive).
+/// One launch instead of the SpMV and a second pass over x, y and w (12 bytes a float row): here y is
+/// not read back, and x[row] is the address the row's own diagonal gather has just loaded (an L1 hit).
+template <int Unroll, bool Dots, class Value, class Index>
+__global__ void __launch_bounds__(stencil_block_threads)
 spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ pattern_of_row,
                     const std::int32_t* __restrict__ table, int patterns, int words, Value alpha,
-                    const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
+                    const Value* __restrict__ x, Value beta, Value* __restrict__ y, dots_args<Value> dots) {
   static_assert(Unroll == 0 || Unroll == stencil_unrolled_row, "a plain loop, or 8 loads in flight");
   __shared__ std::int32_t s_table[stencil_table_words];
+  [[maybe_unused]] dot3 acc{{0.0, 0.0, 0.0}};
   const std::int32_t* off = stage_stencil_table(s_table, table, patterns, words);
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -268,8 +278,12 @@ spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ p
     const int len = live ? s_table[p + 1] - first : 0;
     const std::int64_t begin = live ? static_cast<std::int64_t>(a.row_ptr[row]) : 0;
     const Value s = stencil_row_dot<Unroll>(a, x, row, begin, off + first, len);
-    if (live) store_row(y, row, s, alpha, beta);
+    if (live) {
+      const Value yi = store_row(y, row, s, alpha, beta);
+      if constexpr (Dots) add_terms(acc, __ldg(x + row), yi, __ldg(dots.w + row));
+    }
   }
+  if constexpr (Dots) finish_dots<stencil_block_threads>(acc, dots);
 }
 
 /// shared_cached: the seed's csrmul_shared. A block owns rows [begin, begin + BlockThreads) and caches

@@ -18,6 +18,7 @@ constexpr int stencil_max_row = 32;        ///< entries per row (a thread per ro
 constexpr int stencil_max_patterns = 256;  ///< pattern ids fit a byte
 constexpr int stencil_table_words = 1024;  ///< begin[patterns + 1] + every offset: 4 KB of shared memory per block
 constexpr int stencil_unrolled_row = 8;    ///< rows of at most this many entries: the kernel's unrolled form
+constexpr int stencil_block_threads = 256; ///< the kernel's block (spmv_dots's block reduction is compiled for it)
 
 /// The pattern table of a matrix, or why it does not qualify.
 struct stencil_table {

@@ -1,0 +1,299 @@
+// spmv_dots (y = A x and x.y, y.w, y.y in the same pass): on every algorithm that applies, y bitwise the
+// same plan's spmv(1, x, 0, y), the three sums within their derived bound of plain double loops over that
+// y (and the bound shown to reject a dropped term and a zeroed sum), bitwise run to run, which plans
+// fuse, the refusals; and the CPU twin (sparse::reference::spmv_dots) against an independent loop.
+#include <boost/mpl/list.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpukit/device_buffer.hpp"
+#include "sparse/csr.hpp"
+#include "sparse/generate.hpp"
+#include "sparse/spmv.hpp"
+#include "spmv_test_support.hpp"
+#include "test_support.hpp"
+
+using std::int32_t;
+using std::int64_t;
+using namespace spmv_test;
+
+namespace {
+
+template <class V, class I>
+struct combo {
+  using value = V;
+  using index = I;
+};
+using combos = boost::mpl::list<combo<float, int32_t>, combo<double, int64_t>, combo<float, int64_t>,
+                                combo<double, int32_t>>;
+
+using sums3 = std::array<double, 3>;
+
+/// The oracle: x.y, y.w, y.y over rows [0, rows) as plain double loops in row order, and for each the
+/// sum of its terms' magnitudes (what the bound scales).
+struct dot_sums {
+  sums3 sum{}, magnitude{};
+};
+template <class V>
+dot_sums plain_sums(const std::vector<V>& x, const std::vector<V>& y, const std::vector<V>& w, int64_t rows) {
+  dot_sums s;
+  for (int64_t i = 0; i < rows; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const sums3 t = {double(x[k]) * double(y[k]), double(y[k]) * double(w[k]), double(y[k]) * double(y[k])};
+    for (int j = 0; j < 3; ++j) s.sum[j] += t[j], s.magnitude[j] += std::fabs(t[j]);
+  }
+  return s;
+}
+
+// The bound of |computed - oracle| for a sum of n terms t_i = a_i b_i (a, b Value inputs; the y is the
+// one spmv_dots stored, so y's own error does not enter). Higham, Accuracy and Stability (2nd ed.), 4.2:
+// a sum evaluated by ANY binary tree whose leaves pass through at most d additions has error <=
+// gamma_d sum |t_i|. spmv_dots's tree: a per-thread chain in row order, block_reduce's 8-level tree over
+// 256 threads, the last block's chain over the partials and the same tree; every leaf's path is long,
+// but an addition only rounds when both sides hold terms, and each such addition on a path at least adds
+// one term, so at most n - 1 of them round. With the product's own rounding (none for float: 24 + 24
+// significand bits fit double's 53; none either where the GPU fuses it into a multiply-add) that is
+// <= n roundings: |gpu - exact| <= gamma_n(double) sum |t_i|. The oracle (sequential) meets the same
+// bound, so |gpu - oracle| <= 2 gamma_n(double) sum |t_i|. The sum of magnitudes is itself a double sum of
+// n non-negative terms (relative error <= gamma_n < 1e-9 here), so the bound is raised by 1 + 1e-6 to keep
+// a result that meets the exact bound from failing on the bound's own rounding. k = n is generous (the
+// longest chain is ~n / (grid x 256) + 2 log2(256) + grid / 256), but honest and still tight: for 50k
+// rows of |t| ~ 1 it is ~1e-6, where a dropped term moves a sum by ~|t_last| ~ 0.1-1.
+sums3 sum_bounds(const dot_sums& oracle, int64_t n) {
+  sums3 b{};
+  for (int j = 0; j < 3; ++j) b[j] = 2.0 * test::gamma<double>(static_cast<double>(n)) * oracle.magnitude[j] * (1.0 + 1e-6);
+  return b;
+}
+
+/// Each of the three sums within its bound of `want` (NaN never passes).
+verdict compare_sums(const sums3& got, const sums3& want, const sums3& bound) {
+  static const char* names[3] = {"x.y", "y.w", "y.y"};
+  verdict v;
+  for (int j = 0; j < 3; ++j)
+    if (!(std::fabs(got[j] - want[j]) <= bound[j])) {
+      std::ostringstream o;
+      o << names[j] << ": got " << got[j] << " vs " << want[j] << ", bound " << bound[j];
+      v.fail(o.str());
+    }
+  return v;
+}
+
+/// How many wrong answers the bound was shown to reject, of how many it could see.
+struct rejections {
+  int visible = 0;   ///< wrong answers that differ from the oracle by more than twice the bound
+  int rejected = 0;  ///< of those, rejected by compare_sums (must be all)
+  int checked = 0;   ///< sums checked
+};
+
+/// A check that cannot fail is a defect: the oracle with the last row's term dropped, and a zeroed sum,
+/// against `got`. A wrong answer farther than 2 bound from the oracle is farther than bound from `got`
+/// (which is within bound of the oracle), so each such one must be rejected.
+template <class V>
+void show_bound_rejects(const sums3& got, const std::vector<V>& x, const std::vector<V>& y, const std::vector<V>& w,
+                        int64_t n, rejections& r) {
+  const dot_sums oracle = plain_sums(x, y, w, n);
+  const sums3 bound = sum_bounds(oracle, n);
+  const dot_sums dropped = plain_sums(x, y, w, n - 1);
+  for (const sums3& wrong : {dropped.sum, sums3{}}) {
+    int visible = 0;
+    for (int j = 0; j < 3; ++j) visible += std::fabs(wrong[j] - oracle.sum[j]) > 2.0 * bound[j];
+    const int rejected = compare_sums(got, wrong, bound).bad;
+    BOOST_TEST(rejected >= visible, rejected << " of " << visible << " wrong sums rejected");
+    r.visible += visible, r.rejected += std::min(rejected, visible), r.checked += 3;
+  }
+}
+
+/// One spmv_dots call with y and the sums poisoned first (a forgotten row or sum stays NaN).
+template <class V>
+struct dots_result {
+  std::vector<V> y;
+  sums3 sums{};
+};
+template <class V, class I>
+dots_result<V> gpu_dots(const sparse::spmv_plan<V, I>& plan, const gpukit::device_buffer<V>& dx,
+                        const gpukit::device_buffer<V>& dw) {
+  gpukit::device_buffer<V> dy(plan.matrix().rows);
+  gpukit::device_buffer<double> dsums(3);
+  dy.fill_bytes(test::poison_byte);
+  dsums.fill_bytes(test::poison_byte);
+  sparse::spmv_dots(plan, dx.data(), dy.data(), dw.data(), dsums.data());
+  dots_result<V> r{dy.download(), {}};
+  const auto s = dsums.download();
+  for (int j = 0; j < 3; ++j) r.sums[j] = s[static_cast<std::size_t>(j)];
+  return r;
+}
+
+template <class V, class I>
+std::vector<V> gpu_spmv(const sparse::spmv_plan<V, I>& plan, const gpukit::device_buffer<V>& dx) {
+  gpukit::device_buffer<V> dy(plan.matrix().rows);
+  dy.fill_bytes(test::poison_byte);
+  sparse::spmv(plan, V(1), dx.data(), V(0), dy.data());
+  return dy.download();
+}
+
+/// The square test matrices: 3D 7-point and 2D 5-point Laplacians (stencil's domain), banded 7-point
+/// patterns with random values (stencil at row counts no grid gives: around a warp, 2^12 + 1), random
+/// nonsymmetric ones; 1 row to ~50k (and 343,000: more rows than a wave of 256-thread blocks covers, so
+/// the grid-stride loops turn and the last block adds over 256 partials; not in reduced runs).
+std::vector<named_matrix> dots_matrices() {
+  std::vector<named_matrix> m;
+  for (int64_t n : {1, 3, 10, 16, 37})
+    m.push_back({"laplace3d_" + std::to_string(n), sparse::generate_laplace_3d<double, int64_t>(n)});
+  if (!test::reduced_sizes()) m.push_back({"laplace3d_70", sparse::generate_laplace_3d<double, int64_t>(70)});
+  for (int64_t n : {1, 6, 33, 64, 225})
+    m.push_back({"laplace2d_" + std::to_string(n), sparse::generate_laplace_2d<double, int64_t>(n)});
+  for (int64_t rows : {31, 33, 4097, 50001})
+    m.push_back({"banded7_" + std::to_string(rows), banded(rows, rows, {-400, -20, -1, 0, 1, 20, 400}, 60 + rows)});
+  for (int64_t rows : {1, 31, 33, 1000, 4097, 50001})
+    m.push_back({"random_" + std::to_string(rows),
+                 sparse::generate_random_k<double, int64_t>(rows, rows, std::min<int64_t>(5, rows), 70 + rows)});
+  if (test::reduced_sizes())
+    m.erase(std::remove_if(m.begin(), m.end(), [](const named_matrix& x) { return x.a.rows() > 17000; }), m.end());
+  return m;
+}
+
+std::vector<sparse::spmv_algorithm> algorithms_under_test() {
+  auto v = sparse::concrete_spmv_algorithms();
+  v.push_back(sparse::spmv_algorithm::automatic);
+  return v;
+}
+
+struct tally {
+  int fused = 0, unfused = 0;
+  rejections r;
+};
+
+/// One matrix through one plan: y bitwise spmv's, the sums within bound of the oracle over that y, a
+/// second call bitwise the first (the ticket reset, the fixed order), and the bound rejecting wrong sums.
+template <class V, class I>
+void check_plan(const std::string& name, const sparse::host_csr<V, I>& a, const sparse::spmv_plan<V, I>& plan,
+                std::uint64_t stream, tally& t) {
+  const std::string what = name + " " + plan.describe();
+  BOOST_TEST(plan.dots_fused() == (plan.algorithm() == sparse::spmv_algorithm::stencil), what);
+  ++(plan.dots_fused() ? t.fused : t.unfused);
+  const int64_t n = a.rows();
+  const auto x = test::random_vector<V>(n, V(-1), V(1), stream);
+  const auto w = test::random_vector<V>(n, V(-1), V(1), stream + 1);
+  const gpukit::device_buffer<V> dx(x), dw(w);
+  const auto first = gpu_dots(plan, dx, dw);
+  const auto y_bits = compare_bits(first.y, gpu_spmv(plan, dx));
+  BOOST_TEST(y_bits.bad == 0, what << ": y differs from spmv(1, x, 0, y) of the same plan: " << y_bits.first);
+  const dot_sums oracle = plain_sums(x, first.y, w, n);
+  const auto v = compare_sums(first.sums, oracle.sum, sum_bounds(oracle, n));
+  BOOST_TEST(v.bad == 0, what << ": " << v.first);
+  const auto second = gpu_dots(plan, dx, dw);
+  BOOST_TEST(compare_bits(second.y, first.y).bad == 0, what << ": y differs run to run");
+  BOOST_TEST(compare_bits(std::vector<double>(second.sums.begin(), second.sums.end()),
+                          std::vector<double>(first.sums.begin(), first.sums.end()))
+                     .bad == 0,
+             what << ": the sums differ run to run");
+  show_bound_rejects(first.sums, x, first.y, w, n, t.r);
+}
+
+/// Every matrix through every algorithm that applies to it (and automatic).
+template <class V, class I>
+tally check_every_plan() {
+  tally t;
+  std::uint64_t stream = 9000;
+  for (const auto& nm : dots_matrices()) {
+    const auto a = nm.a.cast<V, I>();
+    const sparse::device_csr<V, I> d(a);
+    for (auto alg : algorithms_under_test()) {
+      if (!applies(alg, a)) continue;
+      const sparse::spmv_plan<V, I> plan(d, alg);
+      // The 7-point Laplacian is stencil's matrix: the automatic plan fuses the sums.
+      if (alg == sparse::spmv_algorithm::automatic && nm.name.rfind("laplace3d", 0) == 0)
+        BOOST_TEST(plan.dots_fused(), nm.name << ": automatic took " << plan.describe());
+      check_plan(nm.name, a, plan, stream += 2, t);
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(spmv_dots)
+
+GPU_TEST_CASE_TEMPLATE(every_algorithm_matches_spmv_and_the_plain_sums, C, combos) {
+  const tally t = check_every_plan<typename C::value, typename C::index>();
+  // Forced stencil on every Laplacian and banded matrix (14-15), automatic on the Laplacians (10-11).
+  BOOST_TEST(t.fused >= 20, "stencil plans run: " << t.fused);
+  BOOST_TEST(t.unfused >= 100, "unfused plans run: " << t.unfused);
+  // Nearly every wrong answer is visible (a zero last term, or a sum within 2 bounds of 0, hides one).
+  BOOST_TEST(t.r.rejected == t.r.visible);
+  BOOST_TEST(t.r.visible * 10 >= t.r.checked * 9, t.r.visible << " of " << t.r.checked << " wrong sums visible");
+}
+
+// rows == 0: three zeros, nothing else (no pointers needed but d_sums).
+GPU_TEST_CASE(empty_matrix_gives_zero_sums) {
+  const sparse::device_csr<float, int32_t> d(sparse::host_csr<float, int32_t>{});
+  for (auto alg : {sparse::spmv_algorithm::automatic, sparse::spmv_algorithm::scalar, sparse::spmv_algorithm::merge}) {
+    const sparse::spmv_plan<float, int32_t> plan(d, alg);
+    gpukit::device_buffer<double> dsums(3);
+    dsums.fill_bytes(test::poison_byte);
+    sparse::spmv_dots<float, int32_t>(plan, nullptr, nullptr, nullptr, dsums.data());
+    BOOST_TEST((dsums.download() == std::vector<double>(3, 0.0)), plan.describe());
+  }
+}
+
+// Refused before any CUDA call: a non-square matrix (x and y would differ in length) and null pointers.
+GPU_TEST_CASE(non_square_matrix_and_null_pointers_are_rejected) {
+  const sparse::device_csr<double, int32_t> wide(sparse::generate_random_k<double, int32_t>(50, 60, 3, 91));
+  const sparse::spmv_plan<double, int32_t> plan(wide);
+  gpukit::device_buffer<double> dx(60), dy(50), dw(50), dsums(3);
+  BOOST_CHECK_THROW(sparse::spmv_dots(plan, dx.data(), dy.data(), dw.data(), dsums.data()), std::invalid_argument);
+  const sparse::device_csr<double, int32_t> tall(sparse::generate_random_k<double, int32_t>(60, 50, 3, 92));
+  BOOST_CHECK_THROW(sparse::spmv_dots(sparse::spmv_plan<double, int32_t>(tall), dx.data(), dx.data(), dx.data(),
+                                      dsums.data()),
+                    std::invalid_argument);
+  const sparse::device_csr<double, int32_t> square(sparse::generate_laplace_2d<double, int32_t>(7));  // 49 rows
+  const sparse::spmv_plan<double, int32_t> sq(square);
+  BOOST_CHECK_THROW(sparse::spmv_dots(sq, dx.data(), dy.data(), dw.data(), nullptr), std::invalid_argument);
+  const auto dots = sparse::spmv_dots<double, int32_t>;
+  BOOST_CHECK_THROW(dots(sq, nullptr, dy.data(), dw.data(), dsums.data(), nullptr), std::invalid_argument);
+  BOOST_CHECK_THROW(dots(sq, dx.data(), nullptr, dw.data(), dsums.data(), nullptr), std::invalid_argument);
+  BOOST_CHECK_THROW(dots(sq, dx.data(), dy.data(), nullptr, dsums.data(), nullptr), std::invalid_argument);
+}
+
+// The CPU twin: y within the SpMV bound of the plain loop (both accumulate each row in double and round
+// once), the sums within the derived bound of the test's own loops over that y, the bound rejecting
+// wrong sums, and a non-square matrix refused.
+CPU_TEST_CASE_TEMPLATE(reference_matches_an_independent_loop, C, combos) {
+  using V = typename C::value;
+  using I = typename C::index;
+  rejections r;
+  std::uint64_t stream = 9500;
+  for (const auto& nm : dots_matrices()) {
+    const auto a = nm.a.cast<V, I>();
+    const int64_t n = a.rows();
+    const auto x = test::random_vector<V>(n, V(-1), V(1), ++stream);
+    const auto w = test::random_vector<V>(n, V(-1), V(1), ++stream);
+    std::vector<V> y(static_cast<std::size_t>(n), test::poison_value<V>());
+    sums3 sums{};
+    sparse::reference::spmv_dots(a, x.data(), y.data(), w.data(), sums.data());
+    const std::vector<V> none(static_cast<std::size_t>(n));
+    const auto rows = compare_rows(y, plain_loop(a, V(1), x, V(0), none),
+                                   row_bounds(a, V(1), x, V(0), none, accumulation::wide, accumulation::wide), "the plain loop");
+    BOOST_TEST(rows.bad == 0, nm.name << ": " << rows.bad << " rows off; first: " << rows.first);
+    const dot_sums oracle = plain_sums(x, y, w, n);
+    const auto v = compare_sums(sums, oracle.sum, sum_bounds(oracle, n));
+    BOOST_TEST(v.bad == 0, nm.name << ": " << v.first);
+    show_bound_rejects(sums, x, y, w, n, r);
+  }
+  BOOST_TEST(r.rejected == r.visible);
+  BOOST_TEST(r.visible * 10 >= r.checked * 9, r.visible << " of " << r.checked << " wrong sums visible");
+  const auto wide = sparse::generate_random_k<V, I>(5, 6, 2, 93);
+  std::vector<V> x(6, V(1)), y(5), w(6, V(1));
+  double sums[3];
+  BOOST_CHECK_THROW(sparse::reference::spmv_dots(wide, x.data(), y.data(), w.data(), sums), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

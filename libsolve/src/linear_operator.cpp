@@ -21,6 +21,11 @@ namespace {
 }  // namespace
 
 template <class Value>
+void linear_operator<Value>::apply_with_dots(const Value*, Value*, const Value*, double*, stream_t) const {
+  throw std::logic_error("apply_with_dots called on a linear operator whose fuses_dots() is false");
+}
+
+template <class Value>
 void linear_operator<Value>::start_rank_sum(double*, int, stream_t) const {
   no_ranks();
 }

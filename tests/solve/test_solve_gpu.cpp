@@ -263,6 +263,66 @@ void check_offset_vectors_solve_as_aligned_ones() {
 GPU_TEST_CASE(offset_vectors_solve_as_aligned_ones_float) { check_offset_vectors_solve_as_aligned_ones<float>(); }
 GPU_TEST_CASE(offset_vectors_solve_as_aligned_ones_double) { check_offset_vectors_solve_as_aligned_ones<double>(); }
 
+// cg takes p.q, q.r and q.q from the SpMV's epilogue where the plan fuses them (sparse::spmv_dots, the
+// stencil plan) and from its own dots pass otherwise (scalar plan): the same scalar update from the same
+// three sums, so both must solve, count and break down as the CPU path does.
+template <class V>
+gpu_run<V> gpu_solve_with(const sparse::host_csr<V, std::int32_t>& a, const std::vector<V>& b,
+                          const solve::options& opt, sparse::spmv_algorithm algorithm, bool fused) {
+  const sparse::device_csr<V, std::int32_t> d(a);
+  const solve::csr_operator<V, std::int32_t> op(d, algorithm);
+  BOOST_TEST(op.fuses_dots() == fused);  // else this case would not test the path it names
+  solve::solver<V> s(op, opt);
+  gpukit::device_buffer<V> db(b), dx(a.rows());
+  gpu_run<V> out;
+  out.r = s.solve(db, dx);
+  out.x = dx.download();
+  return out;
+}
+
+GPU_TEST_CASE(cg_with_the_dots_in_the_spmv_matches_cg_without) {
+  using alg = sparse::spmv_algorithm;
+  for (int n : {5, test::reduced_sizes() ? 7 : 13}) {  // 7: the sanitizers' pass (13 ran past 100 s in racecheck)
+    const auto a = solve::problems::poisson_3d<double, std::int32_t>(n);
+    const auto b = solve_test::rhs(a.rows());
+    solve::options opt;
+    opt.rtol = 1e-10;
+    std::vector<double> xr;
+    const auto ref = solve::reference::solve(a, b, xr, opt);
+    for (bool graph : {false, true}) {
+      BOOST_TEST_CONTEXT("poisson_3d(" << n << ")" << (graph ? " graph" : "")) {
+        opt.graph = graph;
+        const auto fused = gpu_solve_with(a, b, opt, alg::stencil, true);
+        const auto apart = gpu_solve_with(a, b, opt, alg::scalar, false);
+        for (const auto* g : {&fused, &apart}) {
+          BOOST_TEST(g->r.converged);
+          BOOST_TEST(solve_test::solution_ok(a, b, g->x, g->r, opt.rtol));
+          BOOST_TEST(solve_test::iterations_close(g->r.iterations, ref.iterations));
+        }
+      }
+    }
+  }
+  // Breakdowns: the quantity and iteration of the CPU path, x and the history as far as it got.
+  for (const auto& c : {std::pair{solve_test::indefinite_3(), std::vector<double>{1, 1, 0}},
+                        std::pair{solve_test::indefinite_6(), std::vector<double>(6, 1.0)}}) {
+    std::vector<double> xr;
+    const auto ref = solve::reference::solve(c.first, c.second, xr, solve::options{});
+    const auto g = gpu_solve_with(c.first, c.second, solve::options{}, alg::stencil, true);
+    BOOST_TEST(g.r.reason == solve::stop_reason::breakdown);
+    BOOST_TEST(g.r.breakdown.quantity == "p.Ap");
+    BOOST_TEST(g.r.breakdown.iteration == ref.breakdown.iteration);
+    BOOST_TEST(g.r.iterations == ref.iterations);
+    BOOST_TEST(g.r.history.size() == ref.history.size());
+  }
+  // Non-finite: float A = 1e30 I, b = 1e20: p.Ap = inf at iteration 1, found in the epilogue's sums.
+  const sparse::host_csr<float, std::int32_t> big(2, 2, {0, 1, 2}, {0, 1}, {1e30f, 1e30f});
+  const auto g = gpu_solve_with(big, std::vector<float>{1e20f, 1e20f}, solve::options{}, alg::stencil, true);
+  BOOST_TEST(g.r.reason == solve::stop_reason::non_finite);
+  BOOST_TEST(g.r.breakdown.quantity == "p.Ap");
+  BOOST_TEST(g.r.breakdown.iteration == 1);
+  BOOST_TEST(g.x == std::vector<float>(2, 0.0f), boost::test_tools::per_element());
+}
+
 // options::graph: the loop as one graph launch gives bitwise the host loop's history, solution, count and
 // reason (converged, iteration limit, breakdown), in both precisions and the reproducible mode; the graph is
 // reused across right-hand sides and rebuilt for another x; the legacy default stream works; pipecg is
@@ -419,13 +479,15 @@ GPU_TEST_CASE(bad_inputs_throw_invalid_argument) {
   throws_with([&] { solve::solver<double> p(op, opt); }, "block_size");
 }
 
-// A callback operator that calls libsparse itself gives bitwise the csr_operator's solve; one solver serves
-// several right-hand sides, each bitwise equal to a fresh solver's answer; a guess that is the solution
-// needs 0 iterations.
+// A callback operator that calls libsparse itself gives bitwise the csr_operator's solve (over a scalar
+// plan: a stencil plan takes cg's dots in its SpMV, summed in another order than cg's dots pass); one solver
+// serves several right-hand sides, each bitwise equal to a fresh solver's answer; a guess that is the
+// solution needs 0 iterations.
 GPU_TEST_CASE(callback_operator_and_many_right_hand_sides) {
   const auto a = solve::problems::poisson_2d<double, std::int32_t>(30);
   const sparse::device_csr<double, std::int32_t> d(a);
-  const solve::csr_operator<double, std::int32_t> op(d);
+  const solve::csr_operator<double, std::int32_t> op(d, sparse::spmv_algorithm::scalar);
+  BOOST_TEST(!op.fuses_dots());
   const solve::callback_operator<double> cb(a.rows(), [&](const double* x, double* y, solve::stream_t s) {
     sparse::spmv(op.plan(), 1.0, x, 0.0, y, s);
   });

@@ -30,6 +30,12 @@ public:
   /// Writes the rows() diagonal entries to d_diag (device memory) on `stream`. The default throws
   /// std::invalid_argument (an operator without a known diagonal cannot be Jacobi-preconditioned).
   virtual void diagonal(Value* d_diag, stream_t stream) const;
+  /// Whether apply_with_dots() takes its three sums in the product's own pass (an SpMV epilogue): cg then
+  /// runs one pass over p, q and r fewer per iteration. Default false (cg runs its own dots pass).
+  virtual bool fuses_dots() const { return false; }
+  /// y = A x and, in the same pass, d_sums[0] = x.y, d_sums[1] = y.w, d_sums[2] = y.y (3 doubles, device
+  /// memory; each product formed in double). Called only when fuses_dots(); the default throws std::logic_error.
+  virtual void apply_with_dots(const Value* d_x, Value* d_y, const Value* d_w, double* d_sums, stream_t stream) const;
 
   // ---- operators whose rows are spread over several processes (solve::distributed's device_operator) ----
   // The solver then sums its dots over the ranks: each fused pass's last block writes its K local totals
@@ -50,7 +56,8 @@ public:
 };
 
 /// A CSR matrix on the device through libsparse: the SpMV plan is built once here (host analysis of the
-/// structure, see sparse::spmv_plan) and every apply() is one sparse::spmv. The matrix must outlive the
+/// structure, see sparse::spmv_plan) and every apply() is one sparse::spmv (apply_with_dots: one
+/// sparse::spmv_dots). The matrix must outlive the
 /// operator and stay unchanged. Throws std::invalid_argument when a value is NaN or Inf (counted on the device
 /// at construction), so that a solve never starts on such a matrix.
 ///
@@ -69,6 +76,10 @@ public:
   bool has_diagonal() const override { return true; }
   /// The sum of the stored entries (i, i) of each row (0 where none is stored).
   void diagonal(Value* d_diag, stream_t stream) const override;
+  /// True where the plan's SpMV takes the dots in its epilogue (sparse::spmv_plan::dots_fused: `stencil`).
+  bool fuses_dots() const override { return plan_.dots_fused(); }
+  /// sparse::spmv_dots.
+  void apply_with_dots(const Value* d_x, Value* d_y, const Value* d_w, double* d_sums, stream_t stream) const override;
   const sparse::spmv_plan<Value, Index>& plan() const noexcept { return plan_; }
   std::int64_t nnz() const noexcept { return plan_.matrix().nnz; }
 

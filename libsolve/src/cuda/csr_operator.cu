@@ -43,6 +43,12 @@ void csr_operator<Value, Index>::apply(const Value* d_x, Value* d_y, stream_t st
 }
 
 template <class Value, class Index>
+void csr_operator<Value, Index>::apply_with_dots(const Value* d_x, Value* d_y, const Value* d_w, double* d_sums,
+                                                 stream_t stream) const {
+  sparse::spmv_dots(plan_, d_x, d_y, d_w, d_sums, stream);
+}
+
+template <class Value, class Index>
 void csr_operator<Value, Index>::diagonal(Value* d_diag, stream_t stream) const {
   const auto v = plan_.matrix();
   if (v.rows == 0) return;

@@ -108,10 +108,23 @@ struct cg_init {
 //   this formulation:  SpMV 2 (p, q) + dots 3 (p, q, r) + step 7 (r q x p; r x p)  = 12 (pcg: + D^-1 twice, 14)
 //   before (4 kernels): SpMV 2 + p.q 2 + x, r update with r.r 6 + p update 3       = 13 (pcg 15)
 //   textbook (CUDA samples, 7 library calls): 16
-//   11 is possible (drop the read of r from the dots by taking r.q = p.q, which holds only while p_old
-//   stays A-conjugate to p: Saad's single-reduction variant, unstable in float), and 10 with p.Ap taken
-//   in the SpMV's epilogue (needs a libsparse hook); neither is done here.
-// Launches per iteration: 3 (was 4).
+//   with the dots in the SpMV's epilogue (cg on an operator whose fuses_dots(): sparse::spmv_dots, the
+//   stencil SpMV): SpMV 3 (p, q, r) + step 7 = 10, and 2 launches.
+//   11 without the epilogue is possible (drop the read of r from the dots by taking r.q = p.q, which holds
+//   only while p_old stays A-conjugate to p: Saad's single-reduction variant, unstable in float): not done.
+// Launches per iteration: 3 (was 4), 2 with the epilogue.
+
+/// cg's scalars from p.q, q.z(r), q.z(q) (s[0..2]): alpha = rho / p.q and beta = rho_new / rho with
+/// rho_new = rho - 2 alpha q.z(r) + alpha^2 q.z(q), before r changes. False (and the breakdown recorded)
+/// when p.q is not positive and finite. One thread; by cg_dots, or by cg_step when the SpMV took the dots.
+__device__ inline bool cg_scalars(solver_state* st, const double* s) {
+  if (broke(st, quantity_pap, st->iterations + 1, s[0], true)) return false;
+  const double alpha = st->rho / s[0];
+  const double rho_est = st->rho - 2 * alpha * s[1] + alpha * alpha * s[2];
+  st->alpha = alpha;
+  st->beta = fmax(rho_est, 0.0) / st->rho;
+  return true;
+}
 
 /// p.q, q.z(r), q.z(q) with q = A p; alpha = rho / p.q (p.q <= 0: breakdown), beta from the expansion.
 template <class V, bool Jacobi>
@@ -140,16 +153,13 @@ struct cg_dots {
     }
   }
   bool aligned(std::size_t bytes) const { return all_aligned(bytes, p, q, r, dinv); }
-  __device__ void finish(const double* s, solver_state* st) const {
-    if (broke(st, quantity_pap, st->iterations + 1, s[0], true)) return;
-    const double alpha = st->rho / s[0];
-    const double rho_est = st->rho - 2 * alpha * s[1] + alpha * alpha * s[2];
-    st->alpha = alpha;
-    st->beta = fmax(rho_est, 0.0) / st->rho;
-  }
+  __device__ void finish(const double* s, solver_state* st) const { cg_scalars(st, s); }
 };
 
 /// r -= alpha q, x += alpha p, p = z(r) + beta p; sums r.r and r.z; the stopping test; rho = r.z.
+/// `dots` (cg only, the operator's apply_with_dots: p.q, q.r, q.q from the SpMV's epilogue): every thread
+/// takes alpha and beta from them (cg_scalars' formulas, on a copy of the state) instead of from a cg_dots
+/// pass; a p.q that is not positive and finite leaves x, r, p untouched and finish() records the breakdown.
 template <class V, bool Jacobi>
 struct cg_step {
   static constexpr int k = Jacobi ? 2 : 1;
@@ -161,13 +171,18 @@ struct cg_step {
   const V* q;
   const V* dinv;
   double* history;
+  const double* dots;  // nullptr: alpha and beta are in the state (cg_dots ran)
   V alpha, beta;
+  bool broken;
   __device__ void load(const solver_state& st) {
-    alpha = static_cast<V>(st.alpha);
-    beta = static_cast<V>(st.beta);
+    solver_state copy = st;
+    broken = dots && !cg_scalars(&copy, dots);
+    alpha = static_cast<V>(copy.alpha);
+    beta = static_cast<V>(copy.beta);
   }
   template <int W>
   __device__ void accumulate(idx i, double (&acc)[k]) const {
+    if (broken) return;
     lanes<V, W> rv = detail::load<W>(r, i), pv = detail::load<W>(p, i), xv = detail::load<W>(x, i);
     const lanes<V, W> qv = detail::load<W>(q, i);
     lanes<V, W> dv{};
@@ -189,6 +204,7 @@ struct cg_step {
   }
   bool aligned(std::size_t bytes) const { return all_aligned(bytes, x, r, p, q, dinv); }
   __device__ void finish(const double* s, solver_state* st) const {
+    if (dots && !cg_scalars(st, dots)) return;
     if (record(st, s[0], history)) return;
     st->rho = Jacobi ? s[1] : s[0];
   }

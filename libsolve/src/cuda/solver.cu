@@ -43,6 +43,7 @@ struct solver<Value>::impl {
   gpukit::device_buffer<Value> terms;      // reproducible: max_sums n
   gpukit::device_buffer<Value> term_sums;  // reproducible: max_sums
   gpukit::device_buffer<double> partials;  // grid * max_sums doubles: per-block sums of fused_pass
+  gpukit::device_buffer<double> dots;      // cg with the operator's apply_with_dots: p.q, q.r, q.q
   // An operator over several ranks (linear_operator::spans_ranks): the local totals, or in reproducible
   // mode the local exact states, summed over the ranks in place; `pending` is the finish of a pass whose
   // sum is still in flight (pipecg's update, overlapped with the next SpMV), run by settle().
@@ -158,6 +159,10 @@ struct solver<Value>::impl {
   }
 
   void apply(const Value* x, Value* y) { a->apply(x, y, stream); }
+
+  /// cg takes its dots from the operator's product (linear_operator::fuses_dots) unless they must be summed
+  /// over ranks or exactly (the reproducible mode sums each term with reduce::reproducible_sum).
+  bool fused_dots() const { return opt.method == krylov_method::cg && !spans && !opt.reproducible && a->fuses_dots(); }
 
   /// Copies the status word and the iteration count (and with `all`, the whole state) to the pinned host
   /// copy and waits.
@@ -279,14 +284,22 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
     case krylov_method::pcg: {
       Value *r = v0.data(), *p = v1.data(), *q = v2.data();
       pass(detail::cg_init<Value>{b, q0, jac, r, p, hist});
+      if (fused_dots()) {  // the SpMV's epilogue takes p.q, q.r, q.q: one pass fewer
+        double* d = dots.data();
+        iterate = [=] {
+          a->apply_with_dots(p, q, r, d, stream);
+          pass(detail::cg_step<Value, false>{x, r, p, q, nullptr, hist, d, Value(0), Value(0), false});
+        };
+        break;
+      }
       iterate = [=] {
         apply(p, q);
         if (jac) {
           pass(detail::cg_dots<Value, true>{p, q, r, jac});
-          pass(detail::cg_step<Value, true>{x, r, p, q, jac, hist, Value(0), Value(0)});
+          pass(detail::cg_step<Value, true>{x, r, p, q, jac, hist, nullptr, Value(0), Value(0), false});
         } else {
           pass(detail::cg_dots<Value, false>{p, q, r, nullptr});
-          pass(detail::cg_step<Value, false>{x, r, p, q, nullptr, hist, Value(0), Value(0)});
+          pass(detail::cg_step<Value, false>{x, r, p, q, nullptr, hist, nullptr, Value(0), Value(0), false});
         }
       };
       break;
@@ -400,12 +413,13 @@ solver<Value>::solver(const linear_operator<Value>& a, const options& opt) : imp
   s.partials = gpukit::device_buffer<double>(static_cast<std::int64_t>(s.grid) * max_sums);
   if (opt.keep_history) s.history = gpukit::device_buffer<double>(static_cast<std::int64_t>(opt.max_iterations) + 1);
   s.state = gpukit::device_buffer<solver_state>(1);
+  s.spans = a.spans_ranks();
+  if (s.fused_dots()) s.dots = gpukit::device_buffer<double>(3);
   if (opt.reproducible) {
     s.terms = gpukit::device_buffer<Value>(max_sums * s.n);
     s.term_sums = gpukit::device_buffer<Value>(max_sums);
     s.rws = std::make_unique<reduce::workspace>();
   }
-  s.spans = a.spans_ranks();
   if (s.spans) {
     s.totals = gpukit::device_buffer<double>(max_sums);
     if (opt.reproducible) s.states = gpukit::device_buffer<reduce::exact_accumulator<Value>>(max_sums);
@@ -458,7 +472,7 @@ const options& solver<Value>::settings() const noexcept {
 template <class Value>
 std::size_t solver<Value>::workspace_bytes() const noexcept {
   const impl& s = *impl_;
-  return 6 * s.v0.bytes() + s.dinv.bytes() + s.terms.bytes() + s.partials.bytes() + s.history.bytes() +
+  return 6 * s.v0.bytes() + s.dinv.bytes() + s.terms.bytes() + s.partials.bytes() + s.dots.bytes() + s.history.bytes() +
          s.totals.bytes() + s.states.bytes() + (s.rws ? s.rws->bytes() : 0);
 }
 

@@ -137,6 +137,8 @@ void write_outputs(const run_options& opt, const solve::result& r, std::int64_t 
                         {"final_residual_ratio", finite_or_zero(r.rhs_norm > 0 ? r.residual_norm / r.rhs_norm : 0)},
                         {"true_relative_residual_ratio", finite_or_zero(r.true_relative_residual)},
                         {"time_ms", seconds * 1e3},
+                        {"iteration_time_ms", r.iteration_seconds * 1e3},
+                        {"per_iteration_us", r.iterations > 0 ? r.iteration_seconds * 1e6 / r.iterations : 0.0},
                         {"summary", r.summary()}};
   if (nnz >= 0) res["nnz"] = nnz;
   if (ranks > 1) res["mpi_rank_count"] = ranks;
@@ -222,7 +224,9 @@ int run_typed(const run_options& opt) {
       << "method     " << opt.method << (opt.reproducible ? " (reproducible)" : "") << (opt.graph ? " (graph)" : "") << ", tol " << sci(opt.tol)
       << ", max " << opt.max_iterations << " iterations\n"
       << "result     " << r.summary() << "\n"
-      << "time       " << std::fixed << std::setprecision(3) << seconds * 1e3 << " ms\n";
+      << "time       " << std::fixed << std::setprecision(3) << seconds * 1e3 << " ms (iterations "
+      << r.iteration_seconds * 1e3 << " ms, "
+      << (r.iterations > 0 ? r.iteration_seconds * 1e6 / r.iterations : 0.0) << " us each)\n";
 
   write_outputs(opt, r, a.rows(), a.nnz(), seconds, 1);
   if (!r.converged) throw gpukit::check_failed(opt.matrix + ": " + r.summary());

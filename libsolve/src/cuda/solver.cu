@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -350,6 +351,7 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
   }
 
   fetch(false);
+  const auto loop_start = std::chrono::steady_clock::now();
   if (opt.graph) {
     if (host_state->status == detail::status_running && host_state->iterations < opt.max_iterations) {
       if (!graph_exec || graph_x != x) build_graph(iterate, x);
@@ -359,6 +361,7 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
     run_loop(iterate, replace, gap_check);
   }
   fetch(true);
+  const double loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
   if (host_state->status == detail::status_bad_rhs)
     throw std::invalid_argument("the right-hand side holds NaN or Inf");
 
@@ -376,6 +379,7 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
   }
   res.converged = res.reason == stop_reason::converged;
   res.replacements = host_state->replacements;
+  res.iteration_seconds = loop_seconds;
   if (res.reason == stop_reason::breakdown || res.reason == stop_reason::non_finite)
     res.breakdown = {detail::quantity_name(host_state->quantity), host_state->breakdown_iteration,
                      host_state->breakdown_value};

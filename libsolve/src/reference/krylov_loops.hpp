@@ -11,6 +11,7 @@
 //   jacobi_inverse()            1 / diagonal, checked (pcg)
 // Private to libsolve (src/).
 #pragma once
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -379,12 +380,14 @@ result run_krylov(Space& sp, const std::vector<Value>& b, std::vector<Value>& x,
   const double bb = sp.dot(b, b);
   res.rhs_norm = std::sqrt(bb);
   tracker t{res, threshold2(opt, bb), opt.keep_history, opt};
+  const auto loop_start = std::chrono::steady_clock::now();
   switch (opt.method) {
     case krylov_method::cg: cg(sp, x, r, false, opt, t); break;
     case krylov_method::pcg: cg(sp, x, r, true, opt, t); break;
     case krylov_method::bicgstab: bicgstab(sp, x, r, opt, t); break;
     case krylov_method::pipecg: pipecg(sp, b, x, r, opt, t); break;
   }
+  res.iteration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
   return res;
 }
 

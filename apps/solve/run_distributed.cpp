@@ -66,6 +66,7 @@ int run_distributed_typed(dist::communicator& comm, const run_options& opt) {
     so.rtol = opt.tol;
     so.atol = opt.atol;
     so.max_iterations = opt.max_iterations;
+    so.check_every = opt.check_every;
     so.reproducible = opt.reproducible;
   });
   solve::result r;

@@ -28,17 +28,22 @@ struct gpu_run {
   std::vector<V> x;
 };
 
-/// One GPU solve of a host matrix through csr_operator (automatic SpMV plan).
+/// One GPU solve of b through an operator.
 template <class V>
-gpu_run<V> gpu_solve(const sparse::host_csr<V, std::int32_t>& a, const std::vector<V>& b, const solve::options& opt) {
-  const sparse::device_csr<V, std::int32_t> d(a);
-  const solve::csr_operator<V, std::int32_t> op(d);
+gpu_run<V> gpu_solve_by(const solve::linear_operator<V>& op, const std::vector<V>& b, const solve::options& opt) {
   solve::solver<V> s(op, opt);
-  gpukit::device_buffer<V> db(b), dx(a.rows());
+  gpukit::device_buffer<V> db(b), dx(op.rows());
   gpu_run<V> out;
   out.r = s.solve(db, dx);
   out.x = dx.download();
   return out;
+}
+
+/// One GPU solve of a host matrix through csr_operator (automatic SpMV plan).
+template <class V>
+gpu_run<V> gpu_solve(const sparse::host_csr<V, std::int32_t>& a, const std::vector<V>& b, const solve::options& opt) {
+  const sparse::device_csr<V, std::int32_t> d(a);
+  return gpu_solve_by(solve::csr_operator<V, std::int32_t>(d), b, opt);
 }
 
 template <class T>
@@ -272,12 +277,7 @@ gpu_run<V> gpu_solve_with(const sparse::host_csr<V, std::int32_t>& a, const std:
   const sparse::device_csr<V, std::int32_t> d(a);
   const solve::csr_operator<V, std::int32_t> op(d, algorithm);
   BOOST_TEST(op.fuses_dots() == fused);  // else this case would not test the path it names
-  solve::solver<V> s(op, opt);
-  gpukit::device_buffer<V> db(b), dx(a.rows());
-  gpu_run<V> out;
-  out.r = s.solve(db, dx);
-  out.x = dx.download();
-  return out;
+  return gpu_solve_by(op, b, opt);
 }
 
 GPU_TEST_CASE(cg_with_the_dots_in_the_spmv_matches_cg_without) {

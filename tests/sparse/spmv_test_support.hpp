@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/mpl/list.hpp>
+
 #include "sparse/csr.hpp"
 #include "sparse/spmv.hpp"
 #include "spmv_stencil_plan.hpp"   // white-box (libsparse/src/cuda): which matrices stencil takes
@@ -18,6 +20,15 @@
 #include "test_support.hpp"
 
 namespace spmv_test {
+
+/// The value and index types of the SpMV test templates: every pairing of float/double with int32/int64.
+template <class V, class I>
+struct combo {
+  using value = V;
+  using index = I;
+};
+using combos = boost::mpl::list<combo<float, std::int32_t>, combo<double, std::int64_t>, combo<float, std::int64_t>,
+                                combo<double, std::int32_t>>;
 
 using base_csr = sparse::host_csr<double, std::int64_t>;
 

@@ -3,7 +3,6 @@
 // ones also against cuSPARSE, on the bundled real matrices, each generated class at small size and the
 // hostile shapes; the oracle against Eigen once; NaN propagation; run-to-run determinism; and each
 // checker rejecting a wrong answer. Every bound is the derived one of row_bounds (spmv_test_support.hpp).
-#include <boost/mpl/list.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -30,14 +29,6 @@ using std::int64_t;
 using namespace spmv_test;
 
 namespace {
-
-template <class V, class I>
-struct combo {
-  using value = V;
-  using index = I;
-};
-using combos = boost::mpl::list<combo<float, int32_t>, combo<double, int64_t>, combo<float, int64_t>,
-                                combo<double, int32_t>>;
 
 /// `got` (accumulated as `got_acc` says) against the oracle and, if given, cuSPARSE.
 template <class V, class I>

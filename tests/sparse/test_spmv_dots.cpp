@@ -2,7 +2,6 @@
 // same plan's spmv(1, x, 0, y), the three sums within their derived bound of plain double loops over that
 // y (and the bound shown to reject a dropped term and a zeroed sum), bitwise run to run, which plans
 // fuse, the refusals; and the CPU twin (sparse::reference::spmv_dots) against an independent loop.
-#include <boost/mpl/list.hpp>
 
 #include <algorithm>
 #include <array>
@@ -26,14 +25,6 @@ using std::int64_t;
 using namespace spmv_test;
 
 namespace {
-
-template <class V, class I>
-struct combo {
-  using value = V;
-  using index = I;
-};
-using combos = boost::mpl::list<combo<float, int32_t>, combo<double, int64_t>, combo<float, int64_t>,
-                                combo<double, int32_t>>;
 
 using sums3 = std::array<double, 3>;
 

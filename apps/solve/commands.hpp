@@ -55,6 +55,10 @@ template <class V>
 std::vector<V> make_rhs(const std::string& spec, std::int64_t rows);
 /// --check: the recomputed true relative residual must meet max(tol, atol / ||b||) (gpukit::check_failed).
 void check_true_residual(const run_options& opt, const solve::result& r, double b_norm);
+/// The iterations' time per iteration in us (solve::result::iteration_seconds; 0 without iterations).
+double per_iteration_us(const solve::result& r);
+/// The report's "time" line: the whole run's `seconds`, the iterations' time and its per-iteration share.
+std::string time_line(double seconds, const solve::result& r);
 /// --history CSV and --json report of a finished solve (nnz < 0: not reported; ranks > 1: reported).
 void write_outputs(const run_options& opt, const solve::result& r, std::int64_t rows, std::int64_t nnz, double seconds,
                    int ranks);

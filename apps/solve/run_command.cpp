@@ -99,6 +99,17 @@ void check_true_residual(const run_options& opt, const solve::result& r, double 
                                " iterations");
 }
 
+double per_iteration_us(const solve::result& r) {
+  return r.iterations > 0 ? r.iteration_seconds * 1e6 / r.iterations : 0.0;
+}
+
+std::string time_line(double seconds, const solve::result& r) {
+  std::ostringstream o;
+  o << "time       " << std::fixed << std::setprecision(3) << seconds * 1e3 << " ms (iterations "
+    << r.iteration_seconds * 1e3 << " ms, " << per_iteration_us(r) << " us each)\n";
+  return o.str();
+}
+
 void write_outputs(const run_options& opt, const solve::result& r, std::int64_t rows, std::int64_t nnz, double seconds,
                    int ranks) {
   if (!opt.history.empty()) {
@@ -138,7 +149,7 @@ void write_outputs(const run_options& opt, const solve::result& r, std::int64_t 
                         {"true_relative_residual_ratio", finite_or_zero(r.true_relative_residual)},
                         {"time_ms", seconds * 1e3},
                         {"iteration_time_ms", r.iteration_seconds * 1e3},
-                        {"per_iteration_us", r.iterations > 0 ? r.iteration_seconds * 1e6 / r.iterations : 0.0},
+                        {"per_iteration_us", per_iteration_us(r)},
                         {"summary", r.summary()}};
   if (nnz >= 0) res["nnz"] = nnz;
   if (ranks > 1) res["mpi_rank_count"] = ranks;
@@ -224,9 +235,7 @@ int run_typed(const run_options& opt) {
       << "method     " << opt.method << (opt.reproducible ? " (reproducible)" : "") << (opt.graph ? " (graph)" : "") << ", tol " << sci(opt.tol)
       << ", max " << opt.max_iterations << " iterations\n"
       << "result     " << r.summary() << "\n"
-      << "time       " << std::fixed << std::setprecision(3) << seconds * 1e3 << " ms (iterations "
-      << r.iteration_seconds * 1e3 << " ms, "
-      << (r.iterations > 0 ? r.iteration_seconds * 1e6 / r.iterations : 0.0) << " us each)\n";
+      << time_line(seconds, r);
 
   write_outputs(opt, r, a.rows(), a.nnz(), seconds, 1);
   if (!r.converged) throw gpukit::check_failed(opt.matrix + ": " + r.summary());

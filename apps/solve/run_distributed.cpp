@@ -88,9 +88,7 @@ int run_distributed_typed(dist::communicator& comm, const run_options& opt) {
       << "method     " << opt.method << (opt.reproducible ? " (reproducible)" : "") << ", tol " << sci(opt.tol)
       << ", max " << opt.max_iterations << " iterations\n"
       << "result     " << r.summary() << "\n"
-      << "time       " << std::fixed << std::setprecision(3) << seconds * 1e3 << " ms (iterations "
-      << r.iteration_seconds * 1e3 << " ms, "
-      << (r.iterations > 0 ? r.iteration_seconds * 1e6 / r.iterations : 0.0) << " us each)\n";
+      << time_line(seconds, r);
   write_outputs(opt, r, a.global_rows(), -1, seconds, comm.size());
   if (!r.converged) throw gpukit::check_failed(opt.matrix + ": " + r.summary());
   if (opt.check) check_true_residual(opt, r, r.rhs_norm);

@@ -1,5 +1,6 @@
 // The generic CUDA entry points with user operators (libreduce/src/cuda/device_reduce.cuh, private), and
-// the public warp and block building blocks at every width and several block sizes, against host loops.
+// the public warp, block and grid building blocks at every width and several block and grid sizes, against
+// host loops.
 #include <cstdint>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "libreduce/src/cuda/device_reduce.cuh"
 #include "oracle.hpp"
 #include "reduce/cuda/block_reduce.cuh"
+#include "reduce/cuda/grid_reduce.cuh"
 #include "reduce/cuda/warp_reduce.cuh"
 #include "test_support.hpp"
 
@@ -40,6 +42,63 @@ __global__ void block_kernel(const std::int64_t* in, std::int64_t* out) {
   const std::int64_t all = br::all_reduce(v, reduce::maximum{}, tmp);
   if (threadIdx.x == 0) out[0] = first;
   out[1 + threadIdx.x] = all;
+}
+
+/// A pair of sums (an int64 and its count) through block_reduce and grid::last_block_reduce: out[0] and
+/// out[1] get the totals, out[2] how many blocks saw themselves last (must be 1).
+struct pair_sum {
+  std::int64_t v[2];
+};
+struct add_pairs {
+  __device__ pair_sum operator()(const pair_sum& a, const pair_sum& b) const { return {{a.v[0] + b.v[0], a.v[1] + b.v[1]}}; }
+};
+template <int Threads>
+__global__ void grid_kernel(const std::int64_t* in, std::int64_t n, pair_sum* partials, unsigned* ticket,
+                            std::int64_t* out) {
+  using br = reduce::block::block_reduce<Threads, pair_sum>;
+  __shared__ typename br::storage tmp;
+  pair_sum mine{{0, 0}};
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * Threads + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * Threads) {
+    mine.v[0] += in[i];
+    mine.v[1] += 1;
+  }
+  pair_sum v = br::reduce(mine, add_pairs{}, tmp);
+  if (!reduce::grid::last_block_reduce<Threads>(v, add_pairs{}, pair_sum{{0, 0}}, partials, ticket, tmp)) return;
+  if (threadIdx.x == 0) {
+    out[0] = v.v[0];
+    out[1] = v.v[1];
+    atomicAdd(reinterpret_cast<unsigned long long*>(out + 2), 1ull);
+  }
+}
+
+/// Integers, so exact: every grid size (1 block, fewer blocks than a wave, several waves, more blocks than
+/// elements) twice in a row (the ticket must be back at 0), against the host sum.
+template <int Threads>
+void check_grid() {
+  const std::int64_t n = 100003;
+  const auto x = test::random_vector<std::int64_t>(n, -1000000, 1000000, 1900 + Threads);
+  std::int64_t s = 0;
+  for (auto v : x) s += v;
+  gpukit::device_buffer<std::int64_t> d(x), out(3);
+  gpukit::device_buffer<unsigned> ticket(1);
+  ticket.fill_bytes(0);
+  for (int grid : {1, 7, 132, 1000, 5000}) {
+    gpukit::device_buffer<pair_sum> partials(grid);
+    partials.fill_bytes(test::poison_byte);
+    for (int rep = 0; rep < 2; ++rep) {
+      out.fill_bytes(0);
+      grid_kernel<Threads><<<grid, Threads>>>(d.data(), n, partials.data(), ticket.data(), out.data());
+      GPUKIT_CHECK_LAUNCH();
+      const auto o = out.download();
+      BOOST_TEST_CONTEXT("block of " << Threads << ", grid " << grid << ", call " << rep) {
+        BOOST_TEST(o[0] == s);
+        BOOST_TEST(o[1] == n);
+        BOOST_TEST(o[2] == 1);  // exactly one last block
+        BOOST_TEST(ticket.download()[0] == 0u);
+      }
+    }
+  }
 }
 
 template <int Width>
@@ -94,6 +153,11 @@ GPU_TEST_CASE(warp_reductions_at_every_width) {
   check_warp_width<8>();
   check_warp_width<16>();
   check_warp_width<32>();
+}
+
+GPU_TEST_CASE(grid_last_block_reduce_at_several_grids) {
+  check_grid<128>();
+  check_grid<256>();
 }
 
 GPU_TEST_CASE(block_reductions_at_several_sizes) {

@@ -1,9 +1,10 @@
 // The one kernel shape every solver step is made of: a grid-stride pass over the n entries of a few vectors
 // that updates them and yields K per-entry terms (products), whose K sums are reduced in the same launch:
 // per thread in index order, per block through reduce::block::block_reduce (libreduce's one shuffle tree),
-// then across blocks by the LAST block to finish (a ticket counter), which adds the per-block partials in
-// block order and hands the K sums to the step's finish(), run by one thread: the scalar update (alpha,
-// beta, the stopping test). Deterministic for a fixed grid: no value is ever combined through an atomic.
+// then across blocks by reduce::grid::last_block_reduce (the LAST block to finish adds the per-block
+// partials in a fixed order) and hands the K sums to the step's finish(), run by one thread: the scalar
+// update (alpha, beta, the stopping test). Deterministic for a fixed grid: no value is ever combined
+// through an atomic.
 //
 // A step ("op") is a trivially copyable struct of device pointers:
 //   static constexpr int k;                    number of sums (0: a plain update, map_pass)
@@ -29,6 +30,7 @@
 #include <type_traits>
 
 #include "reduce/cuda/block_reduce.cuh"
+#include "reduce/cuda/grid_reduce.cuh"
 #include "solver_state.hpp"
 
 namespace solve::detail {
@@ -112,31 +114,14 @@ __global__ void __launch_bounds__(Block) fused_pass(Op op, std::int64_t n, solve
     for (std::int64_t i = chunks * W + threadIdx.x; i < n; i += Block) accumulate<1>(op, i, acc.v);
   using block_sum = reduce::block::block_reduce<Block, sums<K>>;
   __shared__ typename block_sum::storage tmp;
-  __shared__ bool is_last;
   acc = block_sum::reduce(acc, add_sums{}, tmp);
+  if (!reduce::grid::last_block_reduce<Block>(acc, add_sums{}, sums<K>{}, partials, &st->ticket, tmp)) return;
   if (threadIdx.x == 0) {
-    partials[blockIdx.x] = acc;
-    __threadfence();  // the partial is visible before the ticket is taken
-    is_last = atomicAdd(&st->ticket, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-  sums<K> total;
-#pragma unroll
-  for (int j = 0; j < K; ++j) total.v[j] = 0;
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += Block)
-#pragma unroll
-    for (int j = 0; j < K; ++j) total.v[j] += __ldcg(&partials[b].v[j]);  // L2: other blocks' writes
-  __syncthreads();  // tmp is reused
-  total = block_sum::reduce(total, add_sums{}, tmp);
-  if (threadIdx.x == 0) {
-    st->ticket = 0;  // ready for the next pass
     if constexpr (SpansRanks) {
 #pragma unroll
-      for (int j = 0; j < K; ++j) totals[j] = total.v[j];
+      for (int j = 0; j < K; ++j) totals[j] = acc.v[j];
     } else {
-      op.finish(total.v, st);
+      op.finish(acc.v, st);
     }
   }
 }

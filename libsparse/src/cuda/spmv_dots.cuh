@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "reduce/cuda/block_reduce.cuh"
+#include "reduce/cuda/grid_reduce.cuh"
 
 namespace sparse::detail {
 
@@ -46,36 +47,20 @@ __device__ __forceinline__ void add_terms(dot3& acc, Value xi, Value yi, Value w
   acc.v[2] += y * y;
 }
 
-/// The end of every spmv_dots kernel; EVERY thread of the block must reach it (it has barriers). The
-/// block's sums go to partials[blockIdx.x]; the last block to take the ticket adds every block's
-/// partial in a fixed order, writes the three sums and resets the ticket for the next call. The fences
-/// order a block's partial before its ticket, and the ticket before the last block's reads (through L2:
-/// __ldcg), as in libsolve's fused_pass.
+/// The end of every spmv_dots kernel; EVERY thread of the block must reach it (it has barriers): the
+/// block's sums through block_reduce, then reduce::grid::last_block_reduce (the last block to finish adds
+/// every block's partial in a fixed order and resets the ticket for the next call), whose thread 0
+/// writes the three sums.
 template <int Block, class Value>
 __device__ __forceinline__ void finish_dots(dot3 acc, const dots_args<Value>& out) {
   using block_sum = reduce::block::block_reduce<Block, dot3>;
   __shared__ typename block_sum::storage tmp;
-  __shared__ bool is_last;
   acc = block_sum::reduce(acc, add_dot3{}, tmp);
+  auto* partials = reinterpret_cast<dot3*>(out.partials);  // 3 doubles per block, the same layout
+  if (!reduce::grid::last_block_reduce<Block>(acc, add_dot3{}, dot3{{0.0, 0.0, 0.0}}, partials, out.ticket, tmp)) return;
   if (threadIdx.x == 0) {
 #pragma unroll
-    for (int j = 0; j < 3; ++j) out.partials[3 * static_cast<std::int64_t>(blockIdx.x) + j] = acc.v[j];
-    __threadfence();  // the partial is visible before the ticket is taken
-    is_last = atomicAdd(out.ticket, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-  dot3 total{{0.0, 0.0, 0.0}};
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += Block)
-#pragma unroll
-    for (int j = 0; j < 3; ++j) total.v[j] += __ldcg(out.partials + 3 * static_cast<std::int64_t>(b) + j);
-  __syncthreads();  // tmp is reused
-  total = block_sum::reduce(total, add_dot3{}, tmp);
-  if (threadIdx.x == 0) {
-#pragma unroll
-    for (int j = 0; j < 3; ++j) out.sums[j] = total.v[j];
-    *out.ticket = 0;  // ready for the next call
+    for (int j = 0; j < 3; ++j) out.sums[j] = acc.v[j];
   }
 }
 

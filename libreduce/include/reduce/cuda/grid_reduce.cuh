@@ -2,6 +2,7 @@
 // combines them. Built on block_reduce.cuh. Header-only device code: no allocation, no launches; the
 // caller provides the per-block partials and the ticket counter (device memory).
 #pragma once
+#include <cstring>
 #include <type_traits>
 
 #include "reduce/cuda/block_reduce.cuh"

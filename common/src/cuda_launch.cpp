@@ -4,6 +4,8 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <string>
 
 #include "gpukit/cuda_check.hpp"
@@ -74,6 +76,38 @@ void launch_kernel(const void* kernel, function_handles& handles, dim3 grid, dim
                                               std::to_string(static_cast<int>(r)) + ") in cuLaunchKernel at " +
                                               __FILE__ + ":" + std::to_string(__LINE__));
   }
+}
+
+bool dependent_launch_enabled() {
+  static const bool allowed = [] {
+    const char* v = std::getenv("GPUKIT_PDL");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  static std::atomic<int> capable[64] = {};  // 0: not yet asked; 1: no; 2: yes
+  if (!allowed) return false;
+  const int device = current_device();
+  int c = capable[device & 63].load(std::memory_order_relaxed);
+  if (c == 0) {
+    int major = 0;
+    GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    c = major >= 9 ? 2 : 1;
+    capable[device & 63].store(c, std::memory_order_relaxed);
+  }
+  return c == 2;
+}
+
+void launch_kernel_dependent(const void* kernel, dim3 grid, dim3 block, cudaStream_t stream, void** args) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = dependent_launch_enabled() ? 1 : 0;
+  GPUKIT_CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, args));
 }
 
 }  // namespace gpukit

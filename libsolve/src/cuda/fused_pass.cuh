@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "gpukit/grid_dependency.cuh"
 #include "reduce/cuda/block_reduce.cuh"
 #include "reduce/cuda/grid_reduce.cuh"
 #include "solver_state.hpp"
@@ -101,6 +102,8 @@ template <int Block, int W, class Op, bool SpansRanks = false>
 __global__ void __launch_bounds__(Block) fused_pass(Op op, std::int64_t n, solver_state* st, sums<Op::k>* partials,
                                                     double* totals = nullptr) {
   constexpr int K = Op::k;
+  gpukit::wait_for_prior_grids();  // launched with PDL (solver.cu): nothing is read before the kernel ahead ends
+  gpukit::allow_dependent_grids();
   if (Op::gated && st->status != status_running) return;
   op.load(*st);
   sums<K> acc;
@@ -139,6 +142,8 @@ __global__ void finish_sums(Op op, solver_state* st, const double* totals) {
 /// A step without sums: only the updates.
 template <int Block, class Op>
 __global__ void __launch_bounds__(Block) map_pass(Op op, std::int64_t n, const solver_state* st) {
+  gpukit::wait_for_prior_grids();  // launched with PDL, as fused_pass
+  gpukit::allow_dependent_grids();
   if (Op::gated && st->status != status_running) return;
   op.load(*st);
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Block;

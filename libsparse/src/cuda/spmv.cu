@@ -111,16 +111,18 @@ void run(const vector_state& st, spmv_algorithm, const spmv_call<Value, Index>& 
   else launch_vector<false, entry_load::cached>(st.width, c);
 }
 
-// stencil on scalar's grid (one wave of resident blocks), its pattern table from the plan. Dots: with
+// stencil on scalar's grid (one wave of resident blocks), its pattern table from the plan, launched with PDL
+// (gpukit::launch_dependent: its launch hides behind the tail of the kernel ahead, as in a solver's
+// iteration, where a vector pass precedes every SpMV). Dots: with
 // spmv_dots's epilogue (`dots` unused otherwise); its grid stays within grid_for(rows, block_threads),
 // the blocks of the plan's dots_workspace.
 template <int Unroll, bool Dots, class Value, class Index>
 void launch_stencil(const stencil_state& st, const spmv_call<Value, Index>& c, const dots_args<Value>& dots) {
   static_assert(stencil_block_threads == block_threads, "one_wave_grid sizes the grid for block_threads");
   constexpr auto kernel = spmv_stencil_kernel<Unroll, Dots, Value, Index>;
-  launch<kernel>(one_wave_grid<kernel>(c.a.rows, c.sms), stencil_block_threads, c.stream, c.a,
-                 st.pattern_of_row.data(), st.table.data(), st.patterns, static_cast<int>(st.table.size()), c.alpha,
-                 c.x, c.beta, c.y, dots);
+  gpukit::launch_dependent<kernel>(one_wave_grid<kernel>(c.a.rows, c.sms), stencil_block_threads, c.stream, c.a,
+                                   st.pattern_of_row.data(), st.table.data(), st.patterns,
+                                   static_cast<int>(st.table.size()), c.alpha, c.x, c.beta, c.y, dots);
 }
 
 // All loads of a row at once where rows hold <= 8.
@@ -193,7 +195,7 @@ template <class Value>
 void run_dots_pass(std::int64_t n, const Value* x, const Value* y, const dots_args<Value>& dots, int sms,
                    cudaStream_t stream) {
   constexpr auto kernel = spmv_dots_kernel<block_threads, Value>;
-  launch<kernel>(one_wave_grid<kernel>(n, sms), block_threads, stream, n, x, y, dots);
+  gpukit::launch_dependent<kernel>(one_wave_grid<kernel>(n, sms), block_threads, stream, n, x, y, dots);
 }
 
 // spmv_dots's preconditions, checked before any CUDA call.

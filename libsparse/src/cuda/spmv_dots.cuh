@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 
+#include "gpukit/grid_dependency.cuh"
 #include "reduce/cuda/block_reduce.cuh"
 #include "reduce/cuda/grid_reduce.cuh"
 
@@ -68,6 +69,8 @@ __device__ __forceinline__ void finish_dots(dot3 acc, const dots_args<Value>& ou
 template <int Block, class Value>
 __global__ void __launch_bounds__(Block)
 spmv_dots_kernel(std::int64_t n, const Value* __restrict__ x, const Value* __restrict__ y, dots_args<Value> out) {
+  gpukit::wait_for_prior_grids();  // launched with PDL (spmv.cu): after the SpMV that writes y
+  gpukit::allow_dependent_grids();
   dot3 acc{{0.0, 0.0, 0.0}};
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Block;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; i < n; i += stride)

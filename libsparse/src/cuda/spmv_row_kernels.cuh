@@ -19,6 +19,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "gpukit/grid_dependency.cuh"
 #include "reduce/cuda/block_reduce.cuh"
 #include "reduce/cuda/warp_reduce.cuh"
 #include "reduce/operators.hpp"
@@ -269,7 +270,9 @@ spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ p
   static_assert(Unroll == 0 || Unroll == stencil_unrolled_row, "a plain loop, or 8 loads in flight");
   __shared__ std::int32_t s_table[stencil_table_words];
   [[maybe_unused]] dot3 acc{{0.0, 0.0, 0.0}};
-  const std::int32_t* off = stage_stencil_table(s_table, table, patterns, words);
+  const std::int32_t* off = stage_stencil_table(s_table, table, patterns, words);  // plan data: before the wait
+  gpukit::wait_for_prior_grids();  // launched with PDL (spmv.cu): x, y and w only after the kernel ahead ends
+  gpukit::allow_dependent_grids();
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); row0 < a.rows;

@@ -67,6 +67,46 @@ device_spmv<Value, Index>::device_spmv(const communicator& comm, const distribut
 template <class Value, class Index>
 device_spmv<Value, Index>::~device_spmv() = default;
 
+// The halo's NCCL send/receive group on the communicator's NCCL stream: the packed send buffer to each
+// neighbour, the ghosts into x_ext past the owned entries.
+template <class Value, class Index>
+void device_spmv<Value, Index>::exchange_halo_nccl() {
+#if defined(GPUKIT_HAVE_NCCL)
+  const halo_plan& h = a_->halo();
+  state& s = *s_;
+  const auto comm_stream = static_cast<cudaStream_t>(comm_->nccl_stream());
+  auto* c = static_cast<ncclComm_t>(comm_->nccl_comm());
+  const ncclDataType_t type = sizeof(Value) == 4 ? ncclFloat32 : ncclFloat64;
+  auto ok = [](ncclResult_t r, const char* what) {
+    if (r != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(r));
+  };
+  ok(ncclGroupStart(), "ncclGroupStart");
+  for (std::size_t k = 0; k < h.recv_ranks.size(); ++k)
+    ok(ncclRecv(s.x_ext.data() + h.local_rows + h.recv_offsets[k],
+                static_cast<std::size_t>(h.recv_offsets[k + 1] - h.recv_offsets[k]), type, h.recv_ranks[k], c, comm_stream),
+       "ncclRecv");
+  for (std::size_t k = 0; k < h.send_ranks.size(); ++k)
+    ok(ncclSend(s.send.data() + h.send_offsets[k], static_cast<std::size_t>(h.send_offsets[k + 1] - h.send_offsets[k]),
+                type, h.send_ranks[k], c, comm_stream),
+       "ncclSend");
+  ok(ncclGroupEnd(), "ncclGroupEnd");
+#endif
+}
+
+template <class Value, class Index>
+void device_spmv<Value, Index>::connect(reduce::stream_t stream_in) {
+  if (comm_->transport() != device_transport::nccl) return;
+  state& s = *s_;
+  const auto stream = static_cast<cudaStream_t>(stream_in);
+  if (s.send.size() > 0)
+    GPUKIT_CUDA_CHECK(cudaMemsetAsync(s.send.data(), 0, sizeof(Value) * static_cast<std::size_t>(s.send.size()), stream));
+  GPUKIT_CUDA_CHECK(cudaEventRecord(s.packed, stream));
+  const auto comm_stream = static_cast<cudaStream_t>(comm_->nccl_stream());
+  GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(comm_stream, s.packed, 0));
+  exchange_halo_nccl();
+  GPUKIT_CUDA_CHECK(cudaStreamSynchronize(comm_stream));
+}
+
 template <class Value, class Index>
 void device_spmv<Value, Index>::apply(const Value* d_x_local, Value* d_y_local, reduce::stream_t stream_in) {
   const cudaStream_t stream = stream_in;
@@ -94,21 +134,7 @@ void device_spmv<Value, Index>::apply(const Value* d_x_local, Value* d_y_local, 
     // the same order on every rank.
     const auto comm_stream = static_cast<cudaStream_t>(comm_->nccl_stream());
     GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(comm_stream, s.packed, 0));
-    auto* c = static_cast<ncclComm_t>(comm_->nccl_comm());
-    const ncclDataType_t type = sizeof(Value) == 4 ? ncclFloat32 : ncclFloat64;
-    auto ok = [](ncclResult_t r, const char* what) {
-      if (r != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(r));
-    };
-    ok(ncclGroupStart(), "ncclGroupStart");
-    for (std::size_t k = 0; k < h.recv_ranks.size(); ++k)
-      ok(ncclRecv(s.x_ext.data() + n + h.recv_offsets[k], static_cast<std::size_t>(h.recv_offsets[k + 1] - h.recv_offsets[k]),
-                  type, h.recv_ranks[k], c, comm_stream),
-         "ncclRecv");
-    for (std::size_t k = 0; k < h.send_ranks.size(); ++k)
-      ok(ncclSend(s.send.data() + h.send_offsets[k], static_cast<std::size_t>(h.send_offsets[k + 1] - h.send_offsets[k]),
-                  type, h.send_ranks[k], c, comm_stream),
-         "ncclSend");
-    ok(ncclGroupEnd(), "ncclGroupEnd");
+    exchange_halo_nccl();
     GPUKIT_CUDA_CHECK(cudaEventRecord(s.arrived, comm_stream));
     GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(stream, s.arrived, 0));
   }

@@ -61,6 +61,12 @@ void device_operator<Value, Index>::finish_rank_sum(stream_t stream) const {
 }
 
 template <class Value, class Index>
+void device_operator<Value, Index>::connect(stream_t stream) const {
+  spmv_->connect(stream);
+  sums_->connect(stream);
+}
+
+template <class Value, class Index>
 result solve(const dist::communicator& comm, const dist::distributed_csr<Value, Index>& a, const Value* d_b,
              Value* d_x, const options& opt, stream_t stream, bool use_guess) {
   if (comm.transport() == dist::device_transport::none)
@@ -89,6 +95,8 @@ result solve(const dist::communicator& comm, const dist::distributed_csr<Value, 
     op.emplace(comm, a, algorithm);
     s.emplace(*op, opt);
   });
+  // Every rank built its operator: connect the NCCL peers now, not inside the timed first iteration.
+  op->connect(stream);
   // A bad b is seen by every rank at the same status check (its non-finite count is summed over ranks),
   // so every rank throws std::invalid_argument there and the agreement names the lowest rank's words.
   // Any other failure (a CUDA error, a throwing progress callback) is this rank's alone while the others

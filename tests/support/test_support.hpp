@@ -189,9 +189,11 @@ inline boost::test_tools::predicate_result within_bound(double computed, long do
   BOOST_AUTO_TEST_CASE(name, *boost::unit_test::label("gpu") *                          \
                                  boost::unit_test::precondition(::test::cuda_device_present))
 /// A GPU test case that solves in graph mode (CUDA graphs with a while-conditional node): as GPU_TEST_CASE,
-/// and skipped with the reason where test::conditional_graphs_checkable() is false.
+/// also labelled `graph` (scripts/gpu-check runs these cases under each sanitizer in a process of their own,
+/// with no other sanitized process on the GPU), and skipped with the reason where
+/// test::conditional_graphs_checkable() is false.
 #define GPU_GRAPH_TEST_CASE(name)                                                                          \
-  BOOST_AUTO_TEST_CASE(name, *boost::unit_test::label("gpu") *                                            \
+  BOOST_AUTO_TEST_CASE(name, *boost::unit_test::label("gpu") * boost::unit_test::label("graph") *          \
                                  boost::unit_test::precondition(::test::cuda_device_present) *            \
                                  boost::unit_test::precondition(::test::conditional_graphs_check{}))
 /// A test case that runs everywhere (CPU backends, oracles, parsers): labelled `cpu`.

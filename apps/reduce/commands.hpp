@@ -24,5 +24,6 @@ struct gpu_bench_options {
 int sum_command(const sum_options& opt);           // sum_command.cpp
 int ladder_command(const gpu_bench_options& opt);  // gpu_commands.cpp (timings: ladder_command.cu)
 int bench_command(const gpu_bench_options& opt);   // gpu_commands.cpp (timings: bench_command.cu)
+int bench_dist_command(const gpu_bench_options& opt);  // bench_dist.cpp (builds with GPUKIT_DISTRIBUTED)
 
 }  // namespace reduce_app

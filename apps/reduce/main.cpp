@@ -49,5 +49,15 @@ int main(int argc, char** argv) {
   add_gpu_bench_options(*b, bench);
   b->callback([&] { action = [&] { return reduce_app::bench_command(bench); }; });
 
+#if defined(GPUKIT_DISTRIBUTED)
+  reduce_app::gpu_bench_options bench_dist;
+  CLI::App* bd = app.add_subcommand(
+      "bench-dist", "under mpirun, one rank per GPU: libdist's dot and device all-reduce against the same work "
+                    "written with raw NCCL, per call, the slowest rank's, and the target (within 10 %) as PASS/MISS "
+                    "(needs NCCL)");
+  add_gpu_bench_options(*bd, bench_dist);
+  bd->callback([&] { action = [&] { return reduce_app::bench_dist_command(bench_dist); }; });
+#endif
+
   return gpukit::run_app(app, argc, argv, action);
 }

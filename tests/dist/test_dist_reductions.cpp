@@ -196,6 +196,7 @@ GPU_TEST_CASE(device_transport_is_the_one_expected) {
 // words near 2^40 as exact states hold them), work runs on the stream between start and finish (a memset
 // of another buffer), and every rank gets sum_r (r + 1) (j + 1) = P (P + 1) / 2 (j + 1): integers below
 // 2^53, so exact in double too. The NCCL stream is the communicator's, non-null exactly under NCCL.
+// connect() first (its own all-reduce) leaves the sums and the events as they were.
 GPU_TEST_CASE(device_allreduce_sums_over_ranks_with_work_in_between) {
   (void)dist::select_local_device(world());
   for (const bool prefer_nccl : {true, false}) {
@@ -213,6 +214,7 @@ GPU_TEST_CASE(device_allreduce_sums_over_ranks_with_work_in_between) {
     }
     gpukit::device_buffer<double> dd(hd), other(1 << 20);
     gpukit::device_buffer<std::int64_t> di(hi);
+    ar.connect(nullptr);  // NCCL: one all-reduce of its own first; host staging: nothing
     for (int round = 0; round < 2; ++round) {  // the buffers and events are reused
       ar.start(dd.data(), count, nullptr);
       other.fill_bytes(0);

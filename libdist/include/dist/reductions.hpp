@@ -86,7 +86,7 @@ public:
   void start(T* d_buf, int count, stream_t stream);
   void finish(stream_t stream);
   /// One all-reduce of one element, so that NCCL connects the ranks now and not inside the first start()
-  /// (NCCL connects at a communicator's first collective: 0.2-0.4 s on 2 H100s). Collective; returns when
+  /// (NCCL connects at a communicator's first collective: 0.2-0.5 s on 2 H100s). Collective; returns when
   /// it is done. A no-op on host staging.
   void connect(stream_t stream);
 

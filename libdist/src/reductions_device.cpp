@@ -256,23 +256,13 @@ void device_allreduce::finish(stream_t stream_in) {
 }
 
 void device_allreduce::connect(stream_t stream_in) {
-#if defined(GPUKIT_HAVE_NCCL)
   if (comm_->transport() != device_transport::nccl) return;
-  if (s_->in_flight) throw std::logic_error("dist::device_allreduce: connect() while an all-reduce is in flight");
   const auto stream = static_cast<cudaStream_t>(stream_in);
-  const auto side = static_cast<cudaStream_t>(comm_->nccl_stream());
-  pool_slots<double> one(1, stream);
+  pool_slots<double> one(1, stream);  // freed on `stream`, after finish()'s wait
   GPUKIT_CUDA_CHECK(cudaMemsetAsync(one.data(), 0, sizeof(double), stream));
-  GPUKIT_CUDA_CHECK(cudaEventRecord(s_->ready, stream));
-  GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(side, s_->ready, 0));
-  nccl_check(ncclAllReduce(one.data(), one.data(), 1, ncclFloat64, ncclSum, static_cast<ncclComm_t>(comm_->nccl_comm()), side),
-             "ncclAllReduce");
-  GPUKIT_CUDA_CHECK(cudaEventRecord(s_->done, side));
-  GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(stream, s_->done, 0));  // the scratch is freed on `stream` after it
+  start(one.data(), 1, stream);  // throws std::logic_error while another is in flight
+  finish(stream);
   GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
-#else
-  (void)stream_in;
-#endif
 }
 
 template void device_allreduce::start<double>(double*, int, stream_t);

@@ -32,18 +32,30 @@ using function_handles = std::atomic<void*>[64];
 void launch_kernel(const void* kernel, function_handles& handles, dim3 grid, dim3 block, cudaStream_t stream,
                    void** args);
 
-/// launch_kernel for `kernel` with `args` converted to its parameter types.
-template <class... Params, class... Args>
-void launch_with(void (*kernel)(Params...), function_handles& handles, dim3 grid, dim3 block, cudaStream_t stream,
-                 Args&&... args) {
+namespace detail {
+/// `args` converted to the parameter types of `kernel`, then go(args) with `args` the array of their
+/// addresses, as the launch APIs take them.
+template <class... Params, class Go, class... Args>
+void with_kernel_args(void (*)(Params...), Go&& go, Args&&... args) {
   static_assert(sizeof...(Params) > 0 && sizeof...(Params) == sizeof...(Args), "one argument per kernel parameter");
   std::tuple<std::decay_t<Params>...> values(std::forward<Args>(args)...);
   std::apply(
       [&](auto&... v) {
         void* ptrs[] = {const_cast<void*>(static_cast<const void*>(&v))...};
-        launch_kernel(reinterpret_cast<const void*>(kernel), handles, grid, block, stream, ptrs);
+        go(ptrs);
       },
       values);
+}
+}  // namespace detail
+
+/// launch_kernel for `kernel` with `args` converted to its parameter types.
+template <class... Params, class... Args>
+void launch_with(void (*kernel)(Params...), function_handles& handles, dim3 grid, dim3 block, cudaStream_t stream,
+                 Args&&... args) {
+  detail::with_kernel_args(
+      kernel,
+      [&](void** ptrs) { launch_kernel(reinterpret_cast<const void*>(kernel), handles, grid, block, stream, ptrs); },
+      std::forward<Args>(args)...);
 }
 
 /// `launch<kernel>(grid, block, stream, args...)`: the driver launch of one kernel, its function handles
@@ -71,14 +83,9 @@ void launch_kernel_dependent(const void* kernel, dim3 grid, dim3 block, cudaStre
 /// launch_kernel_dependent for `kernel` with `args` converted to its parameter types.
 template <class... Params, class... Args>
 void launch_dependent_with(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args&&... args) {
-  static_assert(sizeof...(Params) > 0 && sizeof...(Params) == sizeof...(Args), "one argument per kernel parameter");
-  std::tuple<std::decay_t<Params>...> values(std::forward<Args>(args)...);
-  std::apply(
-      [&](auto&... v) {
-        void* ptrs[] = {const_cast<void*>(static_cast<const void*>(&v))...};
-        launch_kernel_dependent(reinterpret_cast<const void*>(kernel), grid, block, stream, ptrs);
-      },
-      values);
+  detail::with_kernel_args(
+      kernel, [&](void** ptrs) { launch_kernel_dependent(reinterpret_cast<const void*>(kernel), grid, block, stream, ptrs); },
+      std::forward<Args>(args)...);
 }
 
 /// `launch_dependent<kernel>(grid, block, stream, args...)`: launch_kernel_dependent with `args` converted

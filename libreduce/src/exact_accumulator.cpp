@@ -1,9 +1,9 @@
 // Host operations on the public exact accumulator state (reduce/exact_accumulator.hpp): merging,
 // normalization and the single rounding, on the same integer arithmetic as the reproducible sum's
-// kernel and CPU twin (src/cuda/exact_sum.hpp).
+// kernel and CPU twin (include/reduce/detail/exact_sum.hpp).
 #include "reduce/exact_accumulator.hpp"
 
-#include "cuda/exact_sum.hpp"
+#include "reduce/detail/exact_sum.hpp"
 
 namespace reduce {
 

@@ -1,7 +1,10 @@
 // The generic CUDA entry points with user operators (libreduce/src/cuda/device_reduce.cuh, private), and
 // the public warp, block and grid building blocks at every width and several block and grid sizes, against
 // host loops.
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "gpukit/cuda_check.hpp"
@@ -9,6 +12,7 @@
 #include "libreduce/src/cuda/device_reduce.cuh"
 #include "oracle.hpp"
 #include "reduce/cuda/block_reduce.cuh"
+#include "reduce/cuda/exact_reduce.cuh"
 #include "reduce/cuda/grid_reduce.cuh"
 #include "reduce/cuda/warp_reduce.cuh"
 #include "test_support.hpp"
@@ -69,6 +73,92 @@ __global__ void grid_kernel(const std::int64_t* in, std::int64_t n, pair_sum* pa
     out[0] = v.v[0];
     out[1] = v.v[1];
     atomicAdd(reinterpret_cast<unsigned long long*>(out + 2), 1ull);
+  }
+}
+
+/// Three exact sums in one pass through reduce/cuda/exact_reduce.cuh's pieces: in[j * n + i] for j < 3,
+/// tiles of 4 (add_tile) where a thread's 4 consecutive entries exist, add() for the rest. out[j] gets the
+/// rounded sum j, states[j] its exact state.
+template <int Threads, class T, bool Wide>
+__global__ void exact_kernel(const T* in, std::int64_t n, unsigned long long* limb, unsigned* flags, unsigned* ticket,
+                             T* out, reduce::exact_accumulator<T>* states) {
+  __shared__ reduce::exact::block_sums<T, 3, Threads> s;
+  reduce::exact::thread_sum<T, Wide> t[3];
+  reduce::exact::begin_block<Threads>(s, t);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Threads * 4;
+  for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * Threads + threadIdx.x) * 4; i < n; i += stride)
+    for (int j = 0; j < 3; ++j) {
+      const T* x = in + j * n + i;
+      if (i + 4 <= n) {
+        const T tile[4] = {x[0], x[1], x[2], x[3]};
+        t[j].add_tile(tile);
+      } else {
+        for (std::int64_t k = 0; i + k < n; ++k) t[j].add(x[k]);
+      }
+    }
+  reduce::exact::end_block<Threads>(t, s);
+  if (!reduce::exact::end_grid<Threads>(s, limb, flags, ticket)) return;
+  if (threadIdx.x < 3) {
+    out[threadIdx.x] = reduce::exact::round(s, static_cast<int>(threadIdx.x));
+    reduce::exact::state(s, static_cast<int>(threadIdx.x), states + threadIdx.x);
+  }
+}
+
+template <class T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+/// The exact pieces give reduce::reference::reproducible_sum's bits on every grid, twice in a row (the
+/// global accumulator must be left zero), for: uniform terms in [-1, 1); their squares rounded to T (all
+/// positive: a dropped or doubled term moves the sum); terms scaled by 2^k, k in [-40, 40), which leave
+/// every thread's window (the slow path into the block's limbs); and, in a second round, the same with
+/// one +inf and one -inf (NaN) in sum 2. The state of each sum rounds to the same bits on the host. Both
+/// windows (Wide: float's 64-exponent one).
+template <int Threads, class T, bool Wide>
+void check_exact() {
+  const std::int64_t n = 100003;
+  auto u = test::random_vector<T>(n, T(-1), T(1), 2100 + Threads);
+  std::vector<T> in(3 * n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    in[i] = u[i];
+    in[n + i] = u[i] * u[i];
+    in[2 * n + i] = std::ldexp(u[i], static_cast<int>(i % 80) - 40);
+  }
+  gpukit::device_buffer<unsigned long long> limb(3 * reduce::exact::limbs<T>);
+  gpukit::device_buffer<unsigned> counters(4);  // flags[3], ticket
+  limb.fill_bytes(0);
+  counters.fill_bytes(0);
+  gpukit::device_buffer<T> out(3);
+  gpukit::device_buffer<reduce::exact_accumulator<T>> states(3);
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) {
+      in[2 * n + 17] = std::numeric_limits<T>::infinity();
+      in[2 * n + n / 2] = -std::numeric_limits<T>::infinity();
+    }
+    gpukit::device_buffer<T> d(in);
+    std::vector<T> expected(3);
+    for (int j = 0; j < 3; ++j) expected[j] = reduce::reference::reproducible_sum(in.data() + j * n, n);
+    BOOST_TEST_REQUIRE(expected[1] > T(0));
+    for (int grid : {1, 7, 132, 1000}) {
+      for (int rep = 0; rep < 2; ++rep) {
+        out.fill_bytes(test::poison_byte);
+        exact_kernel<Threads, T, Wide><<<grid, Threads>>>(d.data(), n, limb.data(), counters.data(),
+                                                    counters.data() + 3, out.data(), states.data());
+        GPUKIT_CHECK_LAUNCH();
+        const auto o = out.download();
+        const auto st = states.download();
+        BOOST_TEST_CONTEXT("block of " << Threads << (Wide ? ", wide" : "") << ", grid " << grid << ", call " << rep
+                                        << ", round " << round) {
+          for (int j = 0; j < 3; ++j) {
+            BOOST_TEST(same_bits(o[j], expected[j]), "sum " << j << ": " << o[j] << " vs " << expected[j]);
+            BOOST_TEST(same_bits(reduce::round_exact(st[j]), expected[j]), "state " << j);
+          }
+          for (auto w : limb.download()) BOOST_TEST(w == 0ull);
+          for (auto w : counters.download()) BOOST_TEST(w == 0u);
+        }
+      }
+    }
   }
 }
 
@@ -158,6 +248,14 @@ GPU_TEST_CASE(warp_reductions_at_every_width) {
 GPU_TEST_CASE(grid_last_block_reduce_at_several_grids) {
   check_grid<128>();
   check_grid<256>();
+}
+
+GPU_TEST_CASE(exact_pieces_give_the_reproducible_sum_at_several_grids) {
+  check_exact<128, float, false>();
+  check_exact<256, float, false>();
+  check_exact<128, float, true>();
+  check_exact<256, float, true>();
+  check_exact<256, double, false>();
 }
 
 GPU_TEST_CASE(block_reductions_at_several_sizes) {

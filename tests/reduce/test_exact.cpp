@@ -9,9 +9,10 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
-#include "libreduce/src/cuda/exact_window.hpp"  // white-box: the GPU kernel's accumulator, run on the host
+#include "reduce/detail/exact_window.hpp"  // white-box: the GPU kernel's accumulator, run on the host
 #include "libreduce/src/cuda/forced_shape.hpp"  // launch_config
 #include "oracle.hpp"
 #include "reduce_paths.hpp"
@@ -187,7 +188,7 @@ CPU_TEST_CASE_TEMPLATE(reference_reproducible_sum_is_correctly_rounded, T, float
 // flushed into one set of limbs and rounded once. The result must be the CPU twin's bits exactly, for
 // data that keeps the window still (uniform), moves it all the time (random exponents over the whole
 // range, subnormals, zeros), cancels (1e30-sized pairs) and holds inf/NaN.
-template <class T>
+template <class T, class Window = reduce::detail::exact_window<T>>
 void check_window_against_twin(const std::vector<T>& x, std::uint64_t seed) {
   using reduce::detail::exact_traits;
   constexpr int L = exact_traits<T>::limbs;
@@ -202,7 +203,7 @@ void check_window_against_twin(const std::vector<T>& x, std::uint64_t seed) {
   unsigned flags = 0;
   std::size_t i = 0;
   while (i < x.size()) {
-    reduce::detail::exact_window<T> w;
+    Window w;
     const std::size_t run = std::min<std::size_t>(x.size() - i, 1 + g() % 300);
     const std::size_t end = i + run;
     while (i < end) {
@@ -223,13 +224,22 @@ void check_window_against_twin(const std::vector<T>& x, std::uint64_t seed) {
   BOOST_TEST(same_bits(got, twin), "window " << got << " vs CPU twin " << twin);
 }
 
+/// Both float windows (the 25-exponent tile window and the wide one of reduce::exact::thread_sum<float,
+/// true>), or double's one.
+template <class T>
+void check_windows_against_twin(const std::vector<T>& x, std::uint64_t seed) {
+  check_window_against_twin<T>(x, seed);
+  if constexpr (std::is_same_v<T, float>)
+    check_window_against_twin<T, reduce::detail::exact_window<float, reduce::detail::wide_float_window>>(x, seed);
+}
+
 CPU_TEST_CASE_TEMPLATE(gpu_window_accumulator_gives_the_twins_bits, T, float_types) {
   using tr = reduce::detail::exact_traits<T>;
   for (std::int64_t n : {std::int64_t{1}, std::int64_t{17}, std::int64_t{1000}, std::int64_t{100003}}) {
     BOOST_TEST_CONTEXT("n = " << n) {
-      check_window_against_twin(test::random_vector<T>(n, T(-1), T(1), 900 + static_cast<std::uint64_t>(n)), 1);
+      check_windows_against_twin(test::random_vector<T>(n, T(-1), T(1), 900 + static_cast<std::uint64_t>(n)), 1);
       long double exact = 0;
-      check_window_against_twin(cancelling_input<T>(n, 950 + static_cast<std::uint64_t>(n), exact), 2);
+      check_windows_against_twin(cancelling_input<T>(n, 950 + static_cast<std::uint64_t>(n), exact), 2);
       // Random bit patterns: every exponent (subnormals, huge values), with the non-finite ones
       // replaced by zeros, then the same with a few infinities and a NaN.
       auto g = test::rng(990 + static_cast<std::uint64_t>(n));
@@ -240,19 +250,19 @@ CPU_TEST_CASE_TEMPLATE(gpu_window_accumulator_gives_the_twins_bits, T, float_typ
         if (g() % 8 == 0) b &= ~(((typename tr::bits_t{1} << tr::mant_bits) - 1));  // powers of two, zeros
         std::memcpy(&v, &b, sizeof v);
       }
-      check_window_against_twin(wide, 3);
+      check_windows_against_twin(wide, 3);
       // Same exponents, magnitudes shrinking then growing: the window moves down and up.
       std::vector<T> ramp(wide);
       std::sort(ramp.begin(), ramp.end(), [](T a, T b) { return std::fabs(a) > std::fabs(b); });
-      check_window_against_twin(ramp, 4);
+      check_windows_against_twin(ramp, 4);
       std::reverse(ramp.begin(), ramp.end());
-      check_window_against_twin(ramp, 5);
+      check_windows_against_twin(ramp, 5);
       wide[wide.size() / 2] = std::numeric_limits<T>::infinity();
-      check_window_against_twin(wide, 6);
+      check_windows_against_twin(wide, 6);
       wide[0] = -std::numeric_limits<T>::infinity();
-      check_window_against_twin(wide, 7);
+      check_windows_against_twin(wide, 7);
       wide[wide.size() - 1] = std::numeric_limits<T>::quiet_NaN();
-      check_window_against_twin(wide, 8);
+      check_windows_against_twin(wide, 8);
     }
   }
 }

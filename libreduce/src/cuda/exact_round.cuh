@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "exact_sum.hpp"
+#include "reduce/detail/exact_sum.hpp"
 #include "reduce/exact_accumulator.hpp"
 
 namespace reduce::detail {

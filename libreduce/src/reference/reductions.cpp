@@ -15,7 +15,7 @@
 #include <omp.h>
 #endif
 
-#include "../cuda/exact_sum.hpp"
+#include "reduce/detail/exact_sum.hpp"
 #include "reduce/operators.hpp"
 #include "reduce/reduce.hpp"
 

@@ -1,0 +1,202 @@
+// Exact sums as thread, block and grid pieces, for kernels that make their own terms (a solver's update
+// fused with its dots, an SpMV epilogue): the sum is accumulated as an integer (every float is an integer
+// multiple of the smallest subnormal, reduce/detail/exact_sum.hpp), and integers add associatively, so the
+// total, rounded once at the end, has the same bits however the terms were split among threads, blocks,
+// launches or GPUs: those of reduce::reproducible_sum of the same terms, whose kernel is built from these
+// pieces. Header-only device code: no allocation, no launches; the caller provides the global accumulator.
+//
+//   thread  exact::thread_sum<T>: a window of the exact sum in registers (reduce/detail/exact_window.hpp);
+//           a term outside it (float: 2^20 below or 2^4 above; Wide: 2^40 / 2^24) goes to the block's
+//           shared limbs (rare).
+//   block   exact::block_sums<T, K, Block> in shared memory; end_block() adds every thread's windows: a
+//           shuffle tree per warp, one lane per distinct limb adding into the warp's own row, then one
+//           thread per limb adding the rows (shared 64-bit atomics are compare-and-swap loops: all warps
+//           adding into the same limbs cost ~12 us per launch of a solver pass on an H200).
+//   grid    end_grid(): each block adds its nonzero limbs to the global accumulator with 64-bit integer
+//           atomics (order-free); the block that finishes last finds the grid's exact totals in its
+//           shared limbs (round() them or take their state()) and leaves the accumulator zeroed again.
+//
+// Usage (K = 2 sums of floats; the early return, if any, must be taken by whole blocks):
+//   __shared__ reduce::exact::block_sums<float, 2, 256> s;
+//   reduce::exact::thread_sum<float> t[2];
+//   reduce::exact::begin_block<256>(s, t);
+//   for (...) { t[0].add(a[i] * b[i]); t[1].add(c[i]); }
+//   reduce::exact::end_block<256>(t, s);
+//   if (reduce::exact::end_grid<256>(s, limbs, flags, ticket) && threadIdx.x < 2)
+//     out[threadIdx.x] = reduce::exact::round(s, threadIdx.x);
+// Limb magnitudes: a digit is < 2^32 (< 2^37 after a warp's sum) and a thread flushes once, so the int64
+// limbs hold any n < 2^31 terms per sum even if every term left its window.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "reduce/cuda/warp_reduce.cuh"
+#include "reduce/detail/exact_window.hpp"
+#include "reduce/exact_accumulator.hpp"
+
+namespace reduce::exact {
+
+/// Radix-2^32 limbs of one exact sum of T: 12 (float), 68 (double).
+template <class T>
+inline constexpr int limbs = exact_accumulator<T>::limbs;
+
+/// A block of `Block` threads' K exact sums, in shared memory. `warp_limb` holds each warp's windows, added
+/// by one lane at a time without atomics (end_block); `limb` the block's totals, and before end_block the
+/// terms that left a thread's window (shared atomics: rare). `digits` is round()'s scratch, one row per sum.
+template <class T, int K, int Block>
+struct block_sums {
+  static_assert(Block % 32 == 0, "whole warps");
+  unsigned long long limb[K][limbs<T>];
+  unsigned long long warp_limb[Block / 32][K][limbs<T>];
+  unsigned flags[K];  // detail::exact_nan / exact_pos_inf / exact_neg_inf seen
+  std::uint32_t digits[K][limbs<T>];
+  bool last;
+};
+
+/// One thread's running exact sum: add() one term, add_tile() N terms at once (branch-free when all lie in
+/// the window: float N <= 16, see exact_window::add_tile).
+/// Wide (float only; double has one window): a window of 64 exponents instead of 25, for threads that add a
+/// few dozen terms spread over many magnitudes (a solver's dots), where the narrow window sends most of them
+/// to the shared limbs; the narrow one sums long runs of similar terms faster (tiles of 16 in a double).
+template <class T, bool Wide = false>
+class thread_sum {
+ public:
+  /// Sums into `limb` (a block's shared limbs) what leaves the window; begin_block sets it.
+  __device__ void attach(unsigned long long* limb) { sink_.limb = limb; }
+  __device__ void add(T x) { window_.add(x, sink_); }
+  template <int N>
+  __device__ void add_tile(const T (&x)[N]) {
+    window_.add_tile(x, sink_);
+  }
+  using window_t = detail::exact_window<
+      T, std::conditional_t<Wide && std::is_same_v<T, float>, detail::wide_float_window, detail::window_traits<T>>>;
+  /// The window's bits and non-finite flags, for end_block.
+  __device__ const window_t& window() const { return window_; }
+
+ private:
+  struct shared_sink {
+    unsigned long long* limb = nullptr;
+    __device__ void operator()(int k, long long d) const { atomicAdd(&limb[k], static_cast<unsigned long long>(d)); }
+  };
+  window_t window_;
+  shared_sink sink_;
+};
+
+/// Zeroes the block's sums and attaches each thread's t[j] to sum j. Every thread calls it (it ends with a
+/// barrier) before any thread_sum adds.
+template <int Block, class T, int K, bool Wide>
+__device__ void begin_block(block_sums<T, K, Block>& s, thread_sum<T, Wide> (&t)[K]) {
+#pragma unroll
+  for (int j = 0; j < K; ++j) t[j].attach(s.limb[j]);
+  for (int i = static_cast<int>(threadIdx.x); i < K * limbs<T>; i += Block) (&s.limb[0][0])[i] = 0;
+  for (int i = static_cast<int>(threadIdx.x); i < Block / 32 * K * limbs<T>; i += Block) (&s.warp_limb[0][0][0])[i] = 0;
+  if (threadIdx.x < K) s.flags[threadIdx.x] = 0;
+  __syncthreads();
+}
+
+}  // namespace reduce::exact
+
+namespace reduce::detail {
+/// The warp's windows into ITS row of limbs: lanes whose windows start at the same limb add their five
+/// digits with a shuffle tree, and one lane per distinct limb offset adds them to the row, one lane at a
+/// time: no atomics. (Shared 64-bit atomicAdd is a compare-and-swap loop: with every warp of the block
+/// adding into the same limbs, the flush of an H200 solver pass took ~12 us of its 46.) All 32 lanes.
+template <class Window>
+__device__ void flush_warp(const Window& w, unsigned long long* limb) {
+  const int base = w.base();
+  const bool has = w.total != 0;
+  long long d[5] = {0, 0, 0, 0, 0};
+  if (has) window_digits(w.total, base, d);
+  const int k = has ? base >> 5 : 0;
+  const int lane_id = static_cast<int>(threadIdx.x) & (warp::warp_size - 1);
+  unsigned pending = __ballot_sync(warp::full_mask, has);
+  while (pending) {
+    const int leader = __ffs(static_cast<int>(pending)) - 1;
+    const int kl = __shfl_sync(warp::full_mask, k, leader);
+    const bool mine = has && k == kl;
+#pragma unroll
+    for (int i = 0; i < 5; ++i) {
+      const long long s = warp::sum(mine ? d[i] : 0ll);  // |s| < 32 * 2^32
+      if (lane_id == leader) limb[kl + i] += static_cast<unsigned long long>(s);
+    }
+    pending &= ~__ballot_sync(warp::full_mask, mine);
+    __syncwarp();  // the next leader reads what this one wrote
+  }
+}
+}  // namespace reduce::detail
+
+namespace reduce::exact {
+
+/// Adds every thread's K windows to the block's sums: each warp into its row, then one thread per limb
+/// adds the rows. Every thread of the block calls it (warp shuffles, barriers): after it, s.limb holds the
+/// block's exact totals.
+template <int Block, class T, int K, bool Wide>
+__device__ void end_block(const thread_sum<T, Wide> (&t)[K], block_sums<T, K, Block>& s) {
+  const int warp_id = static_cast<int>(threadIdx.x) / warp::warp_size;
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    detail::flush_warp(t[j].window(), s.warp_limb[warp_id][j]);
+    if (t[j].window().flags) atomicOr(&s.flags[j], t[j].window().flags);
+  }
+  __syncthreads();
+  for (int i = static_cast<int>(threadIdx.x); i < K * limbs<T>; i += Block) {
+    unsigned long long v = (&s.limb[0][0])[i];
+#pragma unroll
+    for (int w = 0; w < Block / 32; ++w) v += (&s.warp_limb[w][0][0])[i];
+    (&s.limb[0][0])[i] = v;
+  }
+  __syncthreads();
+}
+
+/// The grid's step after end_block, in every thread of every block. Global memory: `limb` K * limbs<T>
+/// words, `flags` K words, `ticket` one, all zero before the launch (a new buffer: cudaMemset once). Each
+/// block adds its nonzero limbs and flags (integer atomics), then takes a ticket; the block taking the last
+/// one returns true in all its threads with the grid's totals in s, after zeroing the accumulator for the
+/// next launch; the others return false. A one-block grid returns true at once, touching nothing global.
+template <int Block, class T, int K>
+__device__ bool end_grid(block_sums<T, K, Block>& s, unsigned long long* limb, unsigned* flags, unsigned* ticket) {
+  if (gridDim.x == 1) return true;
+  constexpr int L = limbs<T>;
+  for (int i = static_cast<int>(threadIdx.x); i < K * L; i += Block) {
+    const unsigned long long v = (&s.limb[0][0])[i];
+    if (v != 0) atomicAdd(&limb[i], v);
+  }
+  if (threadIdx.x < K && s.flags[threadIdx.x]) atomicOr(&flags[threadIdx.x], s.flags[threadIdx.x]);
+  __threadfence();  // this thread's additions are visible before the ticket is taken
+  __syncthreads();
+  if (threadIdx.x == 0) s.last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!s.last) return false;
+  __threadfence();
+  for (int i = static_cast<int>(threadIdx.x); i < K * L; i += Block) {
+    (&s.limb[0][0])[i] = __ldcg(&limb[i]);
+    limb[i] = 0;
+  }
+  if (threadIdx.x < K) {
+    s.flags[threadIdx.x] = __ldcg(&flags[threadIdx.x]);
+    flags[threadIdx.x] = 0;
+  }
+  if (threadIdx.x == 0) *ticket = 0;
+  __syncthreads();
+  return true;
+}
+
+/// Sum j rounded once to nearest even (IEEE's rules for the non-finite terms: NaN if a NaN or both
+/// infinities were seen, else the infinity seen). One thread per j (each uses its own digit row).
+template <class T, int K, int Block>
+__device__ T round(block_sums<T, K, Block>& s, int j) {
+  return detail::exact_to_float<T>(reinterpret_cast<const std::int64_t*>(s.limb[j]), s.flags[j], s.digits[j]);
+}
+
+/// Sum j as a normalized exact state (reduce/exact_accumulator.hpp), to be merged with others (an
+/// all-reduce over ranks) and rounded once after.
+template <class T, int K, int Block>
+__device__ void state(const block_sums<T, K, Block>& s, int j, exact_accumulator<T>* out) {
+  for (int i = 0; i < limbs<T>; ++i) out->limb[i] = static_cast<std::int64_t>(s.limb[j][i]);
+  detail::normalize_limbs(out->limb, limbs<T>);
+  out->nan = (s.flags[j] & detail::exact_nan) ? 1 : 0;
+  out->pos_inf = (s.flags[j] & detail::exact_pos_inf) ? 1 : 0;
+  out->neg_inf = (s.flags[j] & detail::exact_neg_inf) ? 1 : 0;
+}
+
+}  // namespace reduce::exact

@@ -96,7 +96,7 @@ private:
 /// holding no rows (every rank must hold at least one; the CPU overload allows empty ranks).
 ///
 /// options::reproducible: each dot is the correctly rounded sum of the products rounded to Value: the
-/// local exact state (reduce::reproducible_sum_state), all-reduced as int64 words, rounded once on the
+/// local exact state (reduce::exact_accumulator, summed in the pass), all-reduced as int64 words, rounded once on the
 /// device (reduce::round_exact). With it the SpMV runs spmv_algorithm::scalar, whose rows are bitwise
 /// independent of the partition, so history, iteration count and x are BITWISE identical for any number
 /// of ranks and equal to solve::solver's reproducible mode on one GPU over a scalar csr_operator.

@@ -18,8 +18,9 @@
 // Accuracy: dots accumulate in double (float solves too: products of floats are exact in double), per
 // thread in index order, then a block tree (reduce::block::block_reduce), then the per-block partials in block
 // order: error <= gamma_double(k) sum |x_i y_i| with k = ceil(n / threads) + log2(block) + ceil(grid / block)
-// + log2(block). With options::reproducible the dots are reduce::reproducible_sum of the products rounded to
-// Value: error <= u_Value (sum |x_i y_i| + |dot|), bitwise independent of the launch shape.
+// + log2(block). With options::reproducible the dots are the exact sums of the products rounded to Value,
+// rounded once (reduce::reproducible_sum's bits): error <= u_Value (sum |x_i y_i| + |dot|), bitwise
+// independent of the launch shape.
 //
 // Over an operator whose rows span several ranks (linear_operator::spans_ranks(), e.g.
 // solve::distributed::device_operator) each pass's sums are summed over the ranks by the operator before
@@ -72,7 +73,7 @@ public:
   }
 
   const options& settings() const noexcept;
-  /// Device bytes this solver holds (vectors, partials, history, reproducible temporaries).
+  /// Device bytes this solver holds (vectors, partials, history, the reproducible mode's accumulator).
   std::size_t workspace_bytes() const noexcept;
 
   struct impl;

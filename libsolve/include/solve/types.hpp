@@ -58,10 +58,10 @@ struct options {
   /// 8 is a guess pending measurement: a check costs a drained launch queue (~10-20 us), at most
   /// check_every - 1 wasted SpMVs are launched after convergence.
   int check_every = 8;
-  /// Every dot product through reduce::reproducible_sum (the correctly rounded sum of the rounded products),
-  /// so the residual history is bitwise identical across runs, launch shapes (block_size, grid_blocks) and
-  /// GPUs, given an SpMV that is itself deterministic (one sparse::spmv_algorithm). Costs a write and a
-  /// read of one temporary vector per dot.
+  /// Every dot product summed exactly and rounded once (the bits of reduce::reproducible_sum of the rounded
+  /// products), so the residual history is bitwise identical across runs, launch shapes (block_size,
+  /// grid_blocks) and GPUs, given an SpMV that is itself deterministic (one sparse::spmv_algorithm). Costs
+  /// integer work per term in the same passes, and cg's dots a pass of their own (not the SpMV's epilogue).
   bool reproducible = false;
   /// Record ||r_k|| for k = 0 .. iterations on the device; copied to result::history once at the end.
   bool keep_history = true;

@@ -14,16 +14,18 @@
 //   __device__ void finish(const double* sums, solver_state* st) const;
 // or, for the steps of the hot loops (cg, pcg, pipecg), the vectorized form instead of operator():
 //   static constexpr bool vectorized = true;
-//   template <int W> __device__ void accumulate(i, double (&acc)[k]) const;
+//   template <int W, class Acc> __device__ void accumulate(i, Acc& acc) const;
 //        update entries i .. i+W-1, reading and writing each vector with one W-wide access (lanes below),
-//        and add their terms to acc in entry order;
+//        and add the term j of entry i + l to acc(j, l), in entry order (running_sums ignore l and add
+//        them up; lane_terms keep each one, for the reproducible mode);
 //   bool aligned(std::size_t bytes) const;     (host) whether every vector it touches is that aligned.
 // Why: a scalar op stores to r[i] before the next entry's loads, and the compiler cannot move those loads
 // above stores that may alias, so each thread has one entry's loads in flight. 16-byte accesses carry 4
 // floats per load. H200, 3D Poisson 160^3 float (solve bench, per iteration): pcg 129.6 -> 111.3 us,
 // pipecg 138.9 -> 128.4, cg 107.3 -> 104.1; cg's step pass alone 40.9 -> 33.0 us (2.8 -> 3.5 TB/s).
-// The reproducible mode runs the same op through store_terms (the terms rounded to Value into a temporary),
-// reduce::reproducible_sum per term, and finish_terms.
+// The reproducible mode runs the same op through fused_exact_pass: each term rounded to Value and summed
+// EXACTLY (reduce/cuda/exact_reduce.cuh), so the sums are reduce::reproducible_sum of the rounded terms,
+// the same bits on any grid, block size or GPU, in the same single pass over memory.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +33,7 @@
 
 #include "gpukit/grid_dependency.cuh"
 #include "reduce/cuda/block_reduce.cuh"
+#include "reduce/cuda/exact_reduce.cuh"
 #include "reduce/cuda/grid_reduce.cuh"
 #include "solver_state.hpp"
 
@@ -65,9 +68,19 @@ struct is_vectorized : std::false_type {};
 template <class Op>
 struct is_vectorized<Op, std::void_t<decltype(Op::vectorized)>> : std::bool_constant<Op::vectorized> {};
 
+/// K running sums: the default mode's accumulator (every lane's term j added to v[j]).
 template <int K>
 struct sums {
   double v[K];
+  __device__ double& operator()(int j, int) { return v[j]; }
+};
+
+/// The K terms of each of W entries, kept apart (zero first, then one term added to each): the reproducible
+/// mode rounds and sums them exactly. Indexed by constants once accumulate is unrolled: registers.
+template <int K, int W>
+struct lane_terms {
+  double t[K][W] = {};
+  __device__ double& operator()(int j, int l) { return t[j][l]; }
 };
 
 struct add_sums {
@@ -81,8 +94,8 @@ struct add_sums {
 };
 
 /// Entries i .. i+W-1 of `op`, their terms added to acc (W == 1 for a scalar op).
-template <int W, class Op>
-__device__ __forceinline__ void accumulate(const Op& op, std::int64_t i, double (&acc)[Op::k]) {
+template <int W, class Op, class Acc>
+__device__ __forceinline__ void accumulate(const Op& op, std::int64_t i, Acc& acc) {
   if constexpr (is_vectorized<Op>::value) {
     op.template accumulate<W>(i, acc);
   } else {
@@ -90,7 +103,7 @@ __device__ __forceinline__ void accumulate(const Op& op, std::int64_t i, double 
     double t[Op::k];
     op(i, t);
 #pragma unroll
-    for (int j = 0; j < Op::k; ++j) acc[j] += t[j];
+    for (int j = 0; j < Op::k; ++j) acc(j, 0) += t[j];
   }
 }
 
@@ -112,9 +125,9 @@ __global__ void __launch_bounds__(Block) fused_pass(Op op, std::int64_t n, solve
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Block;
   const std::int64_t chunks = n / W;
   for (std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; c < chunks; c += stride)
-    accumulate<W>(op, c * W, acc.v);
+    accumulate<W>(op, c * W, acc);
   if (W > 1 && blockIdx.x == 0)
-    for (std::int64_t i = chunks * W + threadIdx.x; i < n; i += Block) accumulate<1>(op, i, acc.v);
+    for (std::int64_t i = chunks * W + threadIdx.x; i < n; i += Block) accumulate<1>(op, i, acc);
   using block_sum = reduce::block::block_reduce<Block, sums<K>>;
   __shared__ typename block_sum::storage tmp;
   acc = block_sum::reduce(acc, add_sums{}, tmp);
@@ -150,22 +163,59 @@ __global__ void __launch_bounds__(Block) map_pass(Op op, std::int64_t n, const s
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; i < n; i += stride) op(i);
 }
 
-/// Reproducible mode, first half: the updates, and each term rounded to Value into terms[j * n + i].
-template <int Block, class Op, class Value>
-__global__ void __launch_bounds__(Block) store_terms(Op op, std::int64_t n, const solver_state* st, Value* terms) {
+/// The reproducible mode's fused_pass: the same updates, with the K terms of each entry rounded to Value
+/// and summed exactly (thread windows, block limbs, grid atomics: reduce/cuda/exact_reduce.cuh). The last
+/// block rounds each sum once and runs finish(), or with SpansRanks writes the K exact states to `states`
+/// for the sum over ranks (then reduce::round_exact and finish_terms). `limb` (K * exact::limbs<Value>
+/// words), `flags` (K) and `ticket` are reduce::exact::end_grid's global accumulator: zero before the first
+/// launch, and every launch leaves them zero.
+template <int Block, int W, class Op, class Value, bool SpansRanks>
+__global__ void __launch_bounds__(Block)
+    fused_exact_pass(Op op, std::int64_t n, solver_state* st, unsigned long long* limb, unsigned* flags,
+                     unsigned* ticket, reduce::exact_accumulator<Value>* states) {
   constexpr int K = Op::k;
-  if (Op::gated && st->status != status_running) return;
+  gpukit::wait_for_prior_grids();  // launched with PDL, as fused_pass
+  gpukit::allow_dependent_grids();
+  if (Op::gated && st->status != status_running) return;  // the same for every block: status changes after
   op.load(*st);
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Block;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; i < n; i += stride) {
-    double t[K] = {};
-    accumulate<1>(op, i, t);
+  __shared__ reduce::exact::block_sums<Value, K, Block> s;
+  reduce::exact::thread_sum<Value, true> sum[K];  // wide: a thread's few dozen terms span many magnitudes
+  reduce::exact::begin_block<Block>(s, sum);
+  const auto add = [&](auto& terms) {
 #pragma unroll
-    for (int j = 0; j < K; ++j) terms[j * n + i] = static_cast<Value>(t[j]);
+    for (int j = 0; j < K; ++j) {
+      Value v[sizeof(terms.t[0]) / sizeof(double)];
+#pragma unroll
+      for (int l = 0; l < static_cast<int>(sizeof(v) / sizeof(Value)); ++l) v[l] = static_cast<Value>(terms.t[j][l]);
+      sum[j].add_tile(v);
+    }
+  };
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Block;
+  const std::int64_t chunks = n / W;
+  for (std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; c < chunks; c += stride) {
+    lane_terms<K, W> terms;
+    accumulate<W>(op, c * W, terms);
+    add(terms);
+  }
+  if (W > 1 && blockIdx.x == 0)
+    for (std::int64_t i = chunks * W + threadIdx.x; i < n; i += Block) {
+      lane_terms<K, 1> terms;
+      accumulate<1>(op, i, terms);
+      add(terms);
+    }
+  reduce::exact::end_block<Block>(sum, s);
+  if (!reduce::exact::end_grid<Block>(s, limb, flags, ticket)) return;
+  if constexpr (SpansRanks) {
+    if (threadIdx.x < K) reduce::exact::state(s, static_cast<int>(threadIdx.x), states + threadIdx.x);
+  } else {
+    __shared__ double rounded[K];
+    if (threadIdx.x < K) rounded[threadIdx.x] = static_cast<double>(reduce::exact::round(s, static_cast<int>(threadIdx.x)));
+    __syncthreads();
+    if (threadIdx.x == 0) op.finish(rounded, st);
   }
 }
 
-/// Reproducible mode, second half (after reduce::reproducible_sum of each term): the op's finish.
+/// Reproducible mode over several ranks, after the sum of the exact states and reduce::round_exact: the op's finish.
 template <class Op, class Value>
 __global__ void finish_terms(Op op, solver_state* st, const Value* term_sums) {
   if (Op::gated && st->status != status_running) return;

@@ -137,8 +137,8 @@ struct cg_dots {
   const V* r;
   const V* dinv;
   __device__ void load(const solver_state&) {}
-  template <int W>
-  __device__ void accumulate(idx i, double (&acc)[k]) const {
+  template <int W, class Acc>
+  __device__ void accumulate(idx i, Acc& acc) const {
     const lanes<V, W> pv = detail::load<W>(p, i), qv = detail::load<W>(q, i), rv = detail::load<W>(r, i);
     lanes<V, W> dv{};
     if constexpr (Jacobi) dv = detail::load<W>(dinv, i);
@@ -147,9 +147,9 @@ struct cg_dots {
       const V qi = qv.v[l], ri = rv.v[l];
       const V zr = Jacobi ? dv.v[l] * ri : ri;
       const V zq = Jacobi ? dv.v[l] * qi : qi;
-      acc[0] += static_cast<double>(pv.v[l]) * qi;
-      acc[1] += static_cast<double>(qi) * zr;
-      acc[2] += static_cast<double>(qi) * zq;
+      acc(0, l) += static_cast<double>(pv.v[l]) * qi;
+      acc(1, l) += static_cast<double>(qi) * zr;
+      acc(2, l) += static_cast<double>(qi) * zq;
     }
   }
   bool aligned(std::size_t bytes) const { return all_aligned(bytes, p, q, r, dinv); }
@@ -180,8 +180,8 @@ struct cg_step {
     alpha = static_cast<V>(copy.alpha);
     beta = static_cast<V>(copy.beta);
   }
-  template <int W>
-  __device__ void accumulate(idx i, double (&acc)[k]) const {
+  template <int W, class Acc>
+  __device__ void accumulate(idx i, Acc& acc) const {
     if (broken) return;
     lanes<V, W> rv = detail::load<W>(r, i), pv = detail::load<W>(p, i), xv = detail::load<W>(x, i);
     const lanes<V, W> qv = detail::load<W>(q, i);
@@ -195,8 +195,8 @@ struct cg_step {
       xv.v[l] += alpha * pi;
       const V zi = Jacobi ? dv.v[l] * ri : ri;
       pv.v[l] = zi + beta * pi;
-      acc[0] += sq(ri);
-      if constexpr (Jacobi) acc[1] += static_cast<double>(ri) * zi;
+      acc(0, l) += sq(ri);
+      if constexpr (Jacobi) acc(1, l) += static_cast<double>(ri) * zi;
     }
     detail::store<W>(r, i, rv);
     detail::store<W>(x, i, xv);
@@ -422,8 +422,8 @@ struct pipe_update {
     beta = static_cast<V>(st.beta);
     fresh = st.beta == 0;
   }
-  template <int W>
-  __device__ void accumulate(idx i, double (&acc)[k]) const {
+  template <int W, class Acc>
+  __device__ void accumulate(idx i, Acc& acc) const {
     lanes<V, W> rv = detail::load<W>(r, i), wv = detail::load<W>(w, i), xv = detail::load<W>(x, i);
     lanes<V, W> zv = detail::load<W>(q, i), sv = wv, pv = rv;  // fresh: z = q, s = w, p = r
     if (!fresh) {
@@ -442,8 +442,8 @@ struct pipe_update {
       const V wn = wv.v[l] - alpha * zv.v[l];
       rv.v[l] = rn;
       wv.v[l] = wn;
-      acc[0] += sq(rn);
-      acc[1] += static_cast<double>(wn) * rn;
+      acc(0, l) += sq(rn);
+      acc(1, l) += static_cast<double>(wn) * rn;
     }
     detail::store<W>(z, i, zv);
     detail::store<W>(s, i, sv);

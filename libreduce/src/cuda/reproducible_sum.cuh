@@ -1,15 +1,26 @@
 // Kernel of reduce::reproducible_sum: exact integer accumulation, one launch.
 //
-// Built from reduce/cuda/exact_reduce.cuh's pieces. Each thread runs an exact window
-// (reduce/detail/exact_window.hpp): full aligned tiles (16 floats / 8 doubles per thread) go through its
-// branch-free tile pass (float: summed exactly in a double), the rest element by element; elements outside
-// the window go into the block's shared limbs (rare). Warps then add their windows into the block's limbs,
-// blocks add theirs to the global accumulator with 64-bit integer atomics (associative, so order-free),
-// and the last block rounds the total once (exact_to_float) and zeroes the accumulator.
+// Not built from reduce/cuda/exact_reduce.cuh's block and grid pieces (the solver's exact passes are): with
+// them this 48-register tile kernel spilled 16 bytes (ptxas, float, 128 and 256 threads) and took 409.6 us
+// at 2^28 floats on an H100 against 363.3 us for this one, whose block step adds the warps' windows into
+// the block's limbs with shared atomics.
+//
+// Each thread runs an exact_window (reduce/detail/exact_window.hpp): full aligned tiles (16 floats / 8 doubles per
+// thread) go through its branch-free tile pass (float: summed exactly in a double), the rest element
+// by element; elements outside the window go into the block's shared limbs (rare). At the end each
+// warp adds its windows with a shuffle tree and ONE lane per distinct limb offset does the shared
+// atomics (256 threads adding into the same 64-bit shared limbs at once serialized into ~1000
+// compare-and-swap loops, most of a ~20 us fixed cost per call). Blocks add their nonzero limbs to the global
+// accumulator with 64-bit integer atomics (associative, so order-free), and the last block rounds the
+// total once (exact_to_float) and zeroes the accumulator. Limb magnitudes: every digit added is
+// < 2^32 (< 2^37 after a warp's sum), one per flush, so int64 limbs hold the flushes of any n < 2^31
+// elements even if every element left its window.
 #pragma once
 #include <cstdint>
 
-#include "reduce/cuda/exact_reduce.cuh"
+#include "reduce/detail/exact_sum.hpp"
+#include "reduce/detail/exact_window.hpp"
+#include "reduce/cuda/warp_reduce.cuh"
 #include "reduce/exact_accumulator.hpp"
 #include "single_pass.cuh"
 
@@ -35,33 +46,101 @@ template <>
 constexpr int reproducible_waves<float> = 4;
 constexpr std::int64_t reproducible_block_bytes = std::int64_t{128} << 10;
 
-/// The kernel's result: the rounded sum (reduce::reproducible_sum) or the exact state itself, normalized
-/// (reduce::reproducible_sum_state). One thread.
-template <class T, int Block>
-__device__ void write_exact_result(exact::block_sums<T, 1, Block>& s, T* out) {
-  *out = exact::round(s, 0);
+/// The kernel's result: the rounded sum (reduce::reproducible_sum) ...
+template <class T>
+__device__ void write_exact_result(const std::int64_t* limbs, unsigned flags, std::uint32_t* digits, T* out) {
+  *out = exact_to_float<T>(limbs, flags, digits);
 }
-template <class T, int Block>
-__device__ void write_exact_result(exact::block_sums<T, 1, Block>& s, exact_accumulator<T>* out) {
-  exact::state(s, 0, out);
+/// ... or the exact state itself, normalized (reduce::reproducible_sum_state). One thread, 12 / 68 limbs.
+template <class T>
+__device__ void write_exact_result(const std::int64_t* limbs, unsigned flags, std::uint32_t*,
+                                   exact_accumulator<T>* out) {
+  constexpr int L = exact_accumulator<T>::limbs;
+  for (int i = 0; i < L; ++i) out->limb[i] = limbs[i];
+  normalize_limbs(out->limb, L);
+  out->nan = (flags & exact_nan) ? 1 : 0;
+  out->pos_inf = (flags & exact_pos_inf) ? 1 : 0;
+  out->neg_inf = (flags & exact_neg_inf) ? 1 : 0;
 }
 
-/// Out: T (rounded once) or exact_accumulator<T> (the exact state). Built from reduce/cuda/exact_reduce.cuh's
-/// thread, block and grid pieces; `global_limbs`, `global_flags` and `done_blocks` are its accumulator.
+/// Out: T (rounded once) or exact_accumulator<T> (the exact state).
 template <int Threads, class T, class Out, int ThreadsPerSm = reproducible_threads_per_sm<T>>
 __global__ void __launch_bounds__(Threads, ThreadsPerSm / Threads)
 reproducible_sum_kernel(const T* __restrict__ in, std::int64_t n, unsigned long long* __restrict__ global_limbs,
                         unsigned int* __restrict__ global_flags, unsigned int* __restrict__ done_blocks,
                         Out* __restrict__ out) {
-  __shared__ exact::block_sums<T, 1, Threads> s;
-  exact::thread_sum<T> t[1];
-  exact::begin_block<Threads>(s, t);
+  constexpr int L = exact_traits<T>::limbs;
+  __shared__ unsigned long long limbs[L];
+  __shared__ std::uint32_t digits[L];  // exact_to_float's scratch
+  __shared__ bool am_last;
+  for (int i = static_cast<int>(threadIdx.x); i < L; i += Threads) limbs[i] = 0;
+  __syncthreads();
+
+  exact_window<T> w;
+  // The slow path's digits: straight into the block's limbs (rare: see exact_window.hpp).
+  struct shared_sink {
+    unsigned long long* l;
+    __device__ void operator()(int k, long long d) const { atomicAdd(&l[k], static_cast<unsigned long long>(d)); }
+  } sink{limbs};
   traverse<Threads, 4, false>(
       in, in, n, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x),
-      [&](std::int64_t, T x, T) { t[0].add(x); }, [&](const auto& tile) { t[0].add_tile(tile); });
-  exact::end_block<Threads>(t, s);
-  if (!exact::end_grid<Threads>(s, global_limbs, global_flags, done_blocks)) return;
-  if (threadIdx.x == 0) write_exact_result(s, out);
+      [&](std::int64_t, T x, T) { w.add(x, sink); },
+      [&](const auto& tile) { w.add_tile(tile, sink); });
+
+  // Warp-aggregated flush: lanes whose windows start at the same limb add their digits with a
+  // shuffle tree, and one lane per distinct limb offset does the shared atomics.
+  {
+    const int base = w.base();
+    const bool has = w.total != 0;
+    long long d[5] = {0, 0, 0, 0, 0};
+    if (has) window_digits(w.total, base, d);
+    const int k = has ? base >> 5 : 0;
+    const int lane_id = static_cast<int>(threadIdx.x) & (warp::warp_size - 1);
+    unsigned pending = __ballot_sync(warp::full_mask, has);
+    while (pending) {
+      const int leader = __ffs(static_cast<int>(pending)) - 1;
+      const int kl = __shfl_sync(warp::full_mask, k, leader);
+      const bool mine = has && k == kl;
+#pragma unroll
+      for (int i = 0; i < 5; ++i) {
+        const long long s = warp::sum(mine ? d[i] : 0ll);  // |s| < 32 * 2^32
+        if (lane_id == leader && s != 0) atomicAdd(&limbs[kl + i], static_cast<unsigned long long>(s));
+      }
+      pending &= ~__ballot_sync(warp::full_mask, mine);
+    }
+  }
+  const unsigned flags = w.flags;
+  const unsigned block_flags = (__syncthreads_or(flags & exact_nan) ? exact_nan : 0u) |
+                               (__syncthreads_or(flags & exact_pos_inf) ? exact_pos_inf : 0u) |
+                               (__syncthreads_or(flags & exact_neg_inf) ? exact_neg_inf : 0u);
+  // __syncthreads_or is a barrier: every flush into `limbs` is done.
+  if (gridDim.x == 1) {
+    if (threadIdx.x == 0)
+      write_exact_result<T>(reinterpret_cast<const std::int64_t*>(limbs), block_flags, digits, out);
+    return;
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < L; i += Threads)
+    if (limbs[i] != 0) atomicAdd(&global_limbs[i], limbs[i]);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (block_flags) atomicOr(global_flags, block_flags);
+    __threadfence();
+    am_last = (atomicAdd(done_blocks, 1u) == gridDim.x - 1);
+  }
+  __syncthreads();
+  if (!am_last) return;
+  __threadfence();
+  for (int i = static_cast<int>(threadIdx.x); i < L; i += Threads) {
+    limbs[i] = __ldcg(&global_limbs[i]);
+    global_limbs[i] = 0;  // ready for the next call
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned f = __ldcg(global_flags);
+    *global_flags = 0;
+    *done_blocks = 0;
+    write_exact_result<T>(reinterpret_cast<const std::int64_t*>(limbs), f, digits, out);
+  }
 }
 
 }  // namespace reduce::detail

@@ -2,8 +2,9 @@
 // fused with its dots, an SpMV epilogue): the sum is accumulated as an integer (every float is an integer
 // multiple of the smallest subnormal, reduce/detail/exact_sum.hpp), and integers add associatively, so the
 // total, rounded once at the end, has the same bits however the terms were split among threads, blocks,
-// launches or GPUs: those of reduce::reproducible_sum of the same terms, whose kernel is built from these
-// pieces. Header-only device code: no allocation, no launches; the caller provides the global accumulator.
+// launches or GPUs: those of reduce::reproducible_sum of the same terms (whose own 48-register tile kernel
+// keeps its shared-atomic block step: see src/cuda/reproducible_sum.cuh). Header-only device code: no
+// allocation, no launches; the caller provides the global accumulator.
 //
 //   thread  exact::thread_sum<T>: a window of the exact sum in registers (reduce/detail/exact_window.hpp);
 //           a term outside it (float: 2^20 below or 2^4 above; Wide: 2^40 / 2^24) goes to the block's

@@ -44,6 +44,7 @@ struct window_traits<float> {
   static constexpr int width = 25;
   static constexpr int centre = 20;
   static constexpr int shift_mask = 31;  // t & shift_mask == t for every t in the window
+  static constexpr bool opens_at_largest = false;  // see exact_window::open_at_largest
   // p = max(e, 1) - 1 lies in [0, 254], 254 for inf/NaN: a base <= 254 - width keeps those outside.
   static constexpr int max_base = 254 - width;
   using lane_t = long long;  // a term
@@ -53,6 +54,7 @@ struct window_traits<double> {
   static constexpr int width = 32;
   static constexpr int centre = 24;  // 2^7 larger and 2^24 smaller elements stay in a new window
   static constexpr int shift_mask = 31;
+  static constexpr bool opens_at_largest = false;
   static constexpr int max_base = 2046 - width;
   using lane_t = __int128;
 };
@@ -66,6 +68,7 @@ struct wide_float_window {
   static constexpr int width = 64;
   static constexpr int centre = 40;
   static constexpr int shift_mask = 63;
+  static constexpr bool opens_at_largest = true;
   static constexpr int max_base = 254 - width;
   using lane_t = __int128;
 };
@@ -201,10 +204,13 @@ struct exact_window {
   }
 
   /// Without a window yet (total == 0): opens one with the tile's largest finite element at t = centre,
-  /// inline. Opening at the first element instead (the slow path's way) costs each thread an out-of-line
-  /// call, and re-centres whenever a later element is 2^(width - centre) larger: for a solver's dots
-  /// (W = 4 terms of a residual spread over 2^40, 15 tiles per thread) 0.27 re-centres per thread
-  /// against 0.008 (a host simulation), each one a divergent call that stalls its warp.
+  /// inline (wide windows only: opens_at_largest). Opening at the first element instead (the slow path's
+  /// way) costs each thread an out-of-line call, and re-centres whenever a later element is
+  /// 2^(width - centre) larger: for a solver's dots (W = 4 products of two vectors spread over 2^20 each,
+  /// 15 tiles per thread) 0.27 re-centres per thread against 0.008 (a host simulation), each a divergent
+  /// call that stalls its warp; H200, a pass of 3 such dots over 160^3 floats: 157 -> 77 us. Not in the
+  /// 25-exponent tile window of reduce::reproducible_sum, whose long runs per thread make the first
+  /// element's window matter little and whose tile pass is held to 48 registers.
   template <int N>
   REDUCE_HD void open_at_largest(const T (&x)[N]) {
     int top = -1;
@@ -246,7 +252,8 @@ struct exact_window {
   /// (tested against the window of the first pass, which slow() may move).
   template <int N, class Sink>
   REDUCE_HD void add_tile(const T (&x)[N], Sink&& sink) {
-    if (base1 == no_window + 1) open_at_largest(x);
+    if constexpr (wt::opens_at_largest)
+      if (base1 == no_window + 1) open_at_largest(x);
     const int b1 = base1;
     bool all_in = true;
     if constexpr (std::is_same_v<typename wt::lane_t, long long>) {

@@ -176,7 +176,9 @@ __global__ void __launch_bounds__(Block)
   constexpr int K = Op::k;
   gpukit::wait_for_prior_grids();  // launched with PDL, as fused_pass
   gpukit::allow_dependent_grids();
-  if (Op::gated && st->status != status_running) return;  // the same for every block: status changes after
+  // Taken by whole blocks, as end_block and end_grid need: the status changes only in a finish, after every
+  // block of this pass has read it.
+  if (Op::gated && st->status != status_running) return;
   op.load(*st);
   __shared__ reduce::exact::block_sums<Value, K, Block> s;
   reduce::exact::thread_sum<Value, true> sum[K];  // wide: a thread's few dozen terms span many magnitudes

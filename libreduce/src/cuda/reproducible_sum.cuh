@@ -1,7 +1,7 @@
 // Kernel of reduce::reproducible_sum: exact integer accumulation, one launch.
 //
-// Not built from reduce/cuda/exact_reduce.cuh's block and grid pieces (the solver's exact passes are): with
-// them this 48-register tile kernel spilled 16 bytes (ptxas, float, 128 and 256 threads) and took 409.6 us
+// Not built from reduce/cuda/exact_reduce.cuh's block and grid steps (the solver's exact passes are; its warp
+// flush is shared): with them this 48-register tile kernel spilled 16 bytes (ptxas, float, 128 and 256 threads) and took 409.6 us
 // at 2^28 floats on an H100 against 363.3 us for this one, whose block step adds the warps' windows into
 // the block's limbs with shared atomics.
 //
@@ -18,9 +18,10 @@
 #pragma once
 #include <cstdint>
 
+#include "reduce/cuda/exact_reduce.cuh"
+#include "reduce/cuda/warp_reduce.cuh"
 #include "reduce/detail/exact_sum.hpp"
 #include "reduce/detail/exact_window.hpp"
-#include "reduce/cuda/warp_reduce.cuh"
 #include "reduce/exact_accumulator.hpp"
 #include "single_pass.cuh"
 
@@ -87,28 +88,9 @@ reproducible_sum_kernel(const T* __restrict__ in, std::int64_t n, unsigned long 
       [&](std::int64_t, T x, T) { w.add(x, sink); },
       [&](const auto& tile) { w.add_tile(tile, sink); });
 
-  // Warp-aggregated flush: lanes whose windows start at the same limb add their digits with a
-  // shuffle tree, and one lane per distinct limb offset does the shared atomics.
-  {
-    const int base = w.base();
-    const bool has = w.total != 0;
-    long long d[5] = {0, 0, 0, 0, 0};
-    if (has) window_digits(w.total, base, d);
-    const int k = has ? base >> 5 : 0;
-    const int lane_id = static_cast<int>(threadIdx.x) & (warp::warp_size - 1);
-    unsigned pending = __ballot_sync(warp::full_mask, has);
-    while (pending) {
-      const int leader = __ffs(static_cast<int>(pending)) - 1;
-      const int kl = __shfl_sync(warp::full_mask, k, leader);
-      const bool mine = has && k == kl;
-#pragma unroll
-      for (int i = 0; i < 5; ++i) {
-        const long long s = warp::sum(mine ? d[i] : 0ll);  // |s| < 32 * 2^32
-        if (lane_id == leader && s != 0) atomicAdd(&limbs[kl + i], static_cast<unsigned long long>(s));
-      }
-      pending &= ~__ballot_sync(warp::full_mask, mine);
-    }
-  }
+  // Warp-aggregated flush (reduce/cuda/exact_reduce.cuh's flush_warp) with shared atomics into the block's
+  // limbs.
+  flush_warp(w, limbs, [](unsigned long long* p, unsigned long long v) { atomicAdd(p, v); });
   const unsigned flags = w.flags;
   const unsigned block_flags = (__syncthreads_or(flags & exact_nan) ? exact_nan : 0u) |
                                (__syncthreads_or(flags & exact_pos_inf) ? exact_pos_inf : 0u) |

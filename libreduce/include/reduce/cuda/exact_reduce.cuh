@@ -98,12 +98,13 @@ __device__ void begin_block(block_sums<T, K, Block>& s, thread_sum<T, Wide> (&t)
 }  // namespace reduce::exact
 
 namespace reduce::detail {
-/// The warp's windows into ITS row of limbs: lanes whose windows start at the same limb add their five
-/// digits with a shuffle tree, and one lane per distinct limb offset adds them to the row, one lane at a
-/// time: no atomics. (Shared 64-bit atomicAdd is a compare-and-swap loop: with every warp of the block
-/// adding into the same limbs, the flush of an H200 solver pass took ~12 us of its 46.) All 32 lanes.
-template <class Window>
-__device__ void flush_warp(const Window& w, unsigned long long* limb) {
+/// One window per lane into `limb`: lanes whose windows start at the same limb add their five digits with a
+/// shuffle tree, and one lane per distinct limb offset hands each nonzero sum to add(&limb[k], sum). All 32
+/// lanes. end_block passes a plain add into the warp's own row (no atomics: shared 64-bit atomicAdd is a
+/// compare-and-swap loop, and with every warp of the block adding into the same limbs the flush of an H200
+/// solver pass took ~12 us of its 46); reduce::reproducible_sum's kernel a shared atomic into the block's limbs.
+template <class Window, class Add>
+__device__ void flush_warp(const Window& w, unsigned long long* limb, Add add) {
   const int base = w.base();
   const bool has = w.total != 0;
   long long d[5] = {0, 0, 0, 0, 0};
@@ -118,10 +119,10 @@ __device__ void flush_warp(const Window& w, unsigned long long* limb) {
 #pragma unroll
     for (int i = 0; i < 5; ++i) {
       const long long s = warp::sum(mine ? d[i] : 0ll);  // |s| < 32 * 2^32
-      if (lane_id == leader) limb[kl + i] += static_cast<unsigned long long>(s);
+      if (lane_id == leader && s != 0) add(&limb[kl + i], static_cast<unsigned long long>(s));
     }
     pending &= ~__ballot_sync(warp::full_mask, mine);
-    __syncwarp();  // the next leader reads what this one wrote
+    __syncwarp();  // a plain add: the next leader reads what this one wrote
   }
 }
 }  // namespace reduce::detail
@@ -136,7 +137,8 @@ __device__ void end_block(const thread_sum<T, Wide> (&t)[K], block_sums<T, K, Bl
   const int warp_id = static_cast<int>(threadIdx.x) / warp::warp_size;
 #pragma unroll
   for (int j = 0; j < K; ++j) {
-    detail::flush_warp(t[j].window(), s.warp_limb[warp_id][j]);
+    detail::flush_warp(t[j].window(), s.warp_limb[warp_id][j],
+                       [](unsigned long long* p, unsigned long long v) { *p += v; });
     if (t[j].window().flags) atomicOr(&s.flags[j], t[j].window().flags);
   }
   __syncthreads();

@@ -21,7 +21,8 @@ namespace {
 }  // namespace
 
 template <class Value>
-void linear_operator<Value>::apply_with_dots(const Value*, Value*, const Value*, double*, stream_t) const {
+void linear_operator<Value>::apply_with_dots(const Value*, Value*, const Value*, double*, sparse::dots_summation,
+                                             stream_t) const {
   throw std::logic_error("apply_with_dots called on a linear operator whose fuses_dots() is false");
 }
 

@@ -1,7 +1,9 @@
 // spmv_dots (y = A x and x.y, y.w, y.y in the same pass): on every algorithm that applies, y bitwise the
 // same plan's spmv(1, x, 0, y), the three sums within their derived bound of plain double loops over that
 // y (and the bound shown to reject a dropped term and a zeroed sum), bitwise run to run, which plans
-// fuse, the refusals; and the CPU twin (sparse::reference::spmv_dots) against an independent loop.
+// fuse, the refusals; and the CPU twin (sparse::reference::spmv_dots) against an independent loop. The exact
+// summation (dots_summation::exact), GPU and CPU twin: bitwise reduce::reference::reproducible_sum of the
+// products rounded to Value, on inputs of one magnitude and on inputs spread over 2^60.
 
 #include <algorithm>
 #include <array>
@@ -102,6 +104,36 @@ void show_bound_rejects(const sums3& got, const std::vector<V>& x, const std::ve
   }
 }
 
+/// dots_summation::exact's answer, computed here: each product formed in double and rounded to V, the
+/// rounded terms summed by reduce::reference::reproducible_sum (an exact sum rounded once; test_reduce
+/// checks it against its own twin).
+template <class V>
+sums3 exact_sums(const std::vector<V>& x, const std::vector<V>& y, const std::vector<V>& w) {
+  const std::size_t n = x.size();
+  std::vector<V> t(n);
+  sums3 s{};
+  for (int j = 0; j < 3; ++j) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const double a = j == 0 ? double(x[i]) : double(y[i]);
+      const double b = j == 0 ? double(y[i]) : (j == 1 ? double(w[i]) : double(y[i]));
+      t[i] = static_cast<V>(a * b);
+    }
+    const auto rounded = reduce::reference::reproducible_sum(t.data(), static_cast<int64_t>(n));
+    s[static_cast<std::size_t>(j)] = static_cast<double>(rounded);
+  }
+  return s;
+}
+
+/// x with entry i scaled by 2^k, k = (7919 i mod 61) - 30: products spread over ~2^120, so the exact
+/// windows re-centre and send terms to the block's limbs (the paths uniform inputs never take).
+template <class V>
+std::vector<V> spread(std::vector<V> x) {
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::ldexp(x[i], static_cast<int>((i * 7919) % 61) - 30);
+  return x;
+}
+
+std::vector<double> as_vector(const sums3& s) { return {s.begin(), s.end()}; }
+
 /// One spmv_dots call with y and the sums poisoned first (a forgotten row or sum stays NaN).
 template <class V>
 struct dots_result {
@@ -110,12 +142,13 @@ struct dots_result {
 };
 template <class V, class I>
 dots_result<V> gpu_dots(const sparse::spmv_plan<V, I>& plan, const gpukit::device_buffer<V>& dx,
-                        const gpukit::device_buffer<V>& dw) {
+                        const gpukit::device_buffer<V>& dw,
+                        sparse::dots_summation how = sparse::dots_summation::fast) {
   gpukit::device_buffer<V> dy(plan.matrix().rows);
   gpukit::device_buffer<double> dsums(3);
   dy.fill_bytes(test::poison_byte);
   dsums.fill_bytes(test::poison_byte);
-  sparse::spmv_dots(plan, dx.data(), dy.data(), dw.data(), dsums.data());
+  sparse::spmv_dots(plan, dx.data(), dy.data(), dw.data(), dsums.data(), nullptr, how);
   dots_result<V> r{dy.download(), {}};
   const auto s = dsums.download();
   for (int j = 0; j < 3; ++j) r.sums[j] = s[static_cast<std::size_t>(j)];
@@ -187,6 +220,18 @@ void check_plan(const std::string& name, const sparse::host_csr<V, I>& a, const 
                      .bad == 0,
              what << ": the sums differ run to run");
   show_bound_rejects(first.sums, x, first.y, w, n, t.r);
+  // exact: y still spmv's; the sums bitwise those computed here, twice (the accumulator left zero).
+  for (bool spread_x : {false, true}) {
+    const auto xe = spread_x ? spread(x) : x;
+    const gpukit::device_buffer<V> dxe(xe);
+    const std::string how = what + (spread_x ? ", exact, spread x" : ", exact");
+    for (int call = 0; call < 2; ++call) {
+      const auto e = gpu_dots(plan, dxe, dw, sparse::dots_summation::exact);
+      BOOST_TEST(compare_bits(e.y, gpu_spmv(plan, dxe)).bad == 0, how << ": y differs from spmv's");
+      const auto bits = compare_bits(as_vector(e.sums), as_vector(exact_sums(xe, e.y, w)));
+      BOOST_TEST(bits.bad == 0, how << ", call " << call << ": not reproducible_sum's bits: " << bits.first);
+    }
+  }
 }
 
 /// Every matrix through every algorithm that applies to it (and automatic).
@@ -249,9 +294,11 @@ GPU_TEST_CASE(non_square_matrix_and_null_pointers_are_rejected) {
   const sparse::spmv_plan<double, int32_t> sq(square);
   BOOST_CHECK_THROW(sparse::spmv_dots(sq, dx.data(), dy.data(), dw.data(), nullptr), std::invalid_argument);
   const auto dots = sparse::spmv_dots<double, int32_t>;
-  BOOST_CHECK_THROW(dots(sq, nullptr, dy.data(), dw.data(), dsums.data(), nullptr), std::invalid_argument);
-  BOOST_CHECK_THROW(dots(sq, dx.data(), nullptr, dw.data(), dsums.data(), nullptr), std::invalid_argument);
-  BOOST_CHECK_THROW(dots(sq, dx.data(), dy.data(), nullptr, dsums.data(), nullptr), std::invalid_argument);
+  for (auto how : {sparse::dots_summation::fast, sparse::dots_summation::exact}) {
+    BOOST_CHECK_THROW(dots(sq, nullptr, dy.data(), dw.data(), dsums.data(), nullptr, how), std::invalid_argument);
+    BOOST_CHECK_THROW(dots(sq, dx.data(), nullptr, dw.data(), dsums.data(), nullptr, how), std::invalid_argument);
+    BOOST_CHECK_THROW(dots(sq, dx.data(), dy.data(), nullptr, dsums.data(), nullptr, how), std::invalid_argument);
+  }
 }
 
 // The CPU twin: y within the SpMV bound of the plain loop (both accumulate each row in double and round
@@ -278,6 +325,14 @@ CPU_TEST_CASE_TEMPLATE(reference_matches_an_independent_loop, C, combos) {
     const auto v = compare_sums(sums, oracle.sum, sum_bounds(oracle, n));
     BOOST_TEST(v.bad == 0, nm.name << ": " << v.first);
     show_bound_rejects(sums, x, y, w, n, r);
+    for (bool spread_x : {false, true}) {  // exact: bitwise the sums computed here
+      const auto xe = spread_x ? spread(x) : x;
+      std::vector<V> ye(static_cast<std::size_t>(n), test::poison_value<V>());
+      sums3 exact{};
+      sparse::reference::spmv_dots(a, xe.data(), ye.data(), w.data(), exact.data(), sparse::dots_summation::exact);
+      const auto bits = compare_bits(as_vector(exact), as_vector(exact_sums(xe, ye, w)));
+      BOOST_TEST(bits.bad == 0, nm.name << (spread_x ? ", spread x" : "") << ": exact sums: " << bits.first);
+    }
   }
   BOOST_TEST(r.rejected == r.visible);
   BOOST_TEST(r.visible * 10 >= r.checked * 9, r.visible << " of " << r.checked << " wrong sums visible");

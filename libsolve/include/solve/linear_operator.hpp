@@ -34,8 +34,11 @@ public:
   /// runs one pass over p, q and r fewer per iteration. Default false (cg runs its own dots pass).
   virtual bool fuses_dots() const { return false; }
   /// y = A x and, in the same pass, d_sums[0] = x.y, d_sums[1] = y.w, d_sums[2] = y.y (3 doubles, device
-  /// memory; each product formed in double). Called only when fuses_dots(); the default throws std::logic_error.
-  virtual void apply_with_dots(const Value* d_x, Value* d_y, const Value* d_w, double* d_sums, stream_t stream) const;
+  /// memory; each product formed in double), summed as `how` says (sparse::dots_summation: fast, or exact
+  /// for the reproducible mode, which needs reduce::reproducible_sum's bits of the products rounded to
+  /// Value). Called only when fuses_dots(), which promises both; the default throws std::logic_error.
+  virtual void apply_with_dots(const Value* d_x, Value* d_y, const Value* d_w, double* d_sums,
+                               sparse::dots_summation how, stream_t stream) const;
 
   // ---- operators whose rows are spread over several processes (solve::distributed's device_operator) ----
   // The solver then sums its dots over the ranks: each fused pass's last block writes its K local totals
@@ -79,7 +82,8 @@ public:
   /// True where the plan's SpMV takes the dots in its epilogue (sparse::spmv_plan::dots_fused: `stencil`).
   bool fuses_dots() const override { return plan_.dots_fused(); }
   /// sparse::spmv_dots.
-  void apply_with_dots(const Value* d_x, Value* d_y, const Value* d_w, double* d_sums, stream_t stream) const override;
+  void apply_with_dots(const Value* d_x, Value* d_y, const Value* d_w, double* d_sums, sparse::dots_summation how,
+                       stream_t stream) const override;
   const sparse::spmv_plan<Value, Index>& plan() const noexcept { return plan_; }
   std::int64_t nnz() const noexcept { return plan_.matrix().nnz; }
 

@@ -44,8 +44,8 @@ void csr_operator<Value, Index>::apply(const Value* d_x, Value* d_y, stream_t st
 
 template <class Value, class Index>
 void csr_operator<Value, Index>::apply_with_dots(const Value* d_x, Value* d_y, const Value* d_w, double* d_sums,
-                                                 stream_t stream) const {
-  sparse::spmv_dots(plan_, d_x, d_y, d_w, d_sums, stream);
+                                                 sparse::dots_summation how, stream_t stream) const {
+  sparse::spmv_dots(plan_, d_x, d_y, d_w, d_sums, stream, how);
 }
 
 template <class Value, class Index>

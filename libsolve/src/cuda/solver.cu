@@ -186,8 +186,12 @@ struct solver<Value>::impl {
   void apply(const Value* x, Value* y) { a->apply(x, y, stream); }
 
   /// cg takes its dots from the operator's product (linear_operator::fuses_dots) unless they must be summed
-  /// over ranks or exactly (the reproducible mode sums each term with reduce::reproducible_sum).
-  bool fused_dots() const { return opt.method == krylov_method::cg && !spans && !opt.reproducible && a->fuses_dots(); }
+  /// over ranks; the reproducible mode asks for them summed exactly (sparse::dots_summation::exact: each
+  /// term rounded to Value, the same terms and sums as its cg_dots pass, so the same bits).
+  bool fused_dots() const { return opt.method == krylov_method::cg && !spans && a->fuses_dots(); }
+  sparse::dots_summation dots_summation() const {
+    return opt.reproducible ? sparse::dots_summation::exact : sparse::dots_summation::fast;
+  }
 
   /// Copies the status word and the iteration count (and with `all`, the whole state) to the pinned host
   /// copy and waits.
@@ -311,8 +315,9 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
       pass(detail::cg_init<Value>{b, q0, jac, r, p, hist});
       if (fused_dots()) {  // the SpMV's epilogue takes p.q, q.r, q.q: one pass fewer
         double* d = dots.data();
+        const sparse::dots_summation how = dots_summation();
         iterate = [=] {
-          a->apply_with_dots(p, q, r, d, stream);
+          a->apply_with_dots(p, q, r, d, how, stream);
           pass(detail::cg_step<Value, false>{x, r, p, q, nullptr, hist, d, Value(0), Value(0), false});
         };
         break;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "reduce/device.hpp"
+#include "reduce/reduce.hpp"
 #include "gpukit/device_buffer.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/csr_view.hpp"
@@ -186,26 +187,39 @@ template <class Value, class Index>
 void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Value beta, Value* d_y,
           stream_t stream = nullptr);
 
-/// y = A x (alpha 1, beta 0), and in the same pass over the rows three sums, each product formed in double
-/// and summed in double: d_sums[0] = x.y, d_sums[1] = y.w, d_sums[2] = y.y (d_sums: 3 doubles, device
-/// memory), of the y it stores. Square matrices only (x and y both have rows entries); d_w has rows
-/// entries; d_y must not overlap d_x or d_w (d_x == d_w is fine). Stream-ordered, no allocation, no host
-/// sync; deterministic run to run on one GPU model (fixed grid, per-block partials combined in a fixed
-/// order by the last block). Like spmv(), two calls of one plan must not run at the same time.
+/// How spmv_dots sums its three sets of terms.
+enum class dots_summation {
+  /// Each product formed in double and summed in double (a per-thread chain, a block tree, the last block
+  /// adding the per-block partials in a fixed order): deterministic run to run on one GPU model.
+  fast,
+  /// Each product formed in double, ROUNDED TO Value, and the rounded terms summed EXACTLY (libreduce's
+  /// exact sums, reduce/cuda/exact_reduce.cuh): d_sums[j] is reduce::reproducible_sum of those n rounded
+  /// terms (converted to double), the same bits on every GPU, grid and plan algorithm, and those of
+  /// reference::spmv_dots(..., exact). libsolve's reproducible mode.
+  exact,
+};
+
+/// y = A x (alpha 1, beta 0), and in the same pass over the rows three sums of the y it stores:
+/// d_sums[0] = x.y, d_sums[1] = y.w, d_sums[2] = y.y (d_sums: 3 doubles, device memory), summed as `how`
+/// says. Square matrices only (x and y both have rows entries); d_w has rows entries; d_y must not overlap
+/// d_x or d_w (d_x == d_w is fine). Stream-ordered, no allocation, no host sync. Like spmv(), two calls of
+/// one plan must not run at the same time (the sums' scratch is the plan's).
 /// One kernel where plan.dots_fused() (stencil: the sums in its epilogue, no second read of x and y);
 /// otherwise spmv() and then one dots pass over x, y, w. Either way y is bitwise spmv(plan, 1, d_x, 0, d_y)'s.
-/// Error of each sum of n = rows terms t_i: |sum - exact| <= gamma_n(double) sum_i |t_i| (one rounding of
+/// Error of each `fast` sum of n = rows terms t_i: |sum - exact| <= gamma_n(double) sum_i |t_i| (one rounding of
 /// the product, exact for float values, and at most n - 1 additions in any order; Higham 4.2), with
-/// gamma_n = n u / (1 - n u), u = 2^-53. Throws std::invalid_argument, before any CUDA call, for a
-/// non-square matrix, a null d_sums, or a null d_x, d_y or d_w when rows > 0. rows == 0: d_sums gets three
-/// zeros (cudaMemsetAsync) and nothing else runs.
+/// gamma_n = n u / (1 - n u), u = 2^-53. `exact`: the exact sum of the rounded terms, rounded once to Value
+/// (so within u(Value) sum |t_i| of the products' sum, plus one rounding). Throws std::invalid_argument,
+/// before any CUDA call, for a non-square matrix, a null d_sums, or a null d_x, d_y or d_w when rows > 0.
+/// rows == 0: d_sums gets three zeros (cudaMemsetAsync) and nothing else runs.
 ///
 /// Example (a CG step: q = A p, then p.q, q.r and q.q):
 ///   sparse::spmv_plan<double, std::int32_t> plan(d);          // once, before the loop
 ///   sparse::spmv_dots(plan, d_p, d_q, d_r, d_sums, stream);   // d_sums = {p.q, q.r, q.q}
+///   sparse::spmv_dots(plan, d_p, d_q, d_r, d_sums, stream, sparse::dots_summation::exact);  // reproducible
 template <class Value, class Index>
 void spmv_dots(const spmv_plan<Value, Index>& plan, const Value* d_x, Value* d_y, const Value* d_w, double* d_sums,
-               stream_t stream = nullptr);
+               stream_t stream = nullptr, dots_summation how = dots_summation::fast);
 
 namespace reference {
 /// The CPU twin of sparse::spmv (same arguments, host memory): the plain loop of spmv_reference, each
@@ -221,19 +235,34 @@ void spmv(const host_csr<Value, Index>& a, Value alpha, const Value* x, Value be
 }
 
 /// The CPU twin of sparse::spmv_dots (same arguments, host memory): y from reference::spmv (alpha 1,
-/// beta 0), then sums[0] = x.y, sums[1] = y.w, sums[2] = y.y of that y, each product formed in double and
-/// added in a plain double loop in row order. Deterministic; each sum within gamma_n(double) sum |t_i|
-/// of exact (n = rows, as above). Throws std::invalid_argument for a non-square matrix.
+/// beta 0), then sums[0] = x.y, sums[1] = y.w, sums[2] = y.y of that y, each product formed in double.
+/// fast: added in a plain double loop in row order; deterministic, each sum within gamma_n(double) sum |t_i|
+/// of exact (n = rows, as above). exact: each product rounded to Value and the rounded terms summed by
+/// reduce::reference::reproducible_sum: bitwise sparse::spmv_dots(..., exact)'s. Throws
+/// std::invalid_argument for a non-square matrix.
 ///
 /// Example:
 ///   double sums[3];
 ///   sparse::reference::spmv_dots(a, p.data(), q.data(), r.data(), sums);   // q = A p; p.q, q.r, q.q
 template <class Value, class Index>
-void spmv_dots(const host_csr<Value, Index>& a, const Value* x, Value* y, const Value* w, double* sums) {
+void spmv_dots(const host_csr<Value, Index>& a, const Value* x, Value* y, const Value* w, double* sums,
+               dots_summation how = dots_summation::fast) {
   if (a.rows() != a.cols()) throw std::invalid_argument("reference::spmv_dots: square matrices only");
   spmv(a, Value(1), x, Value(0), y);
+  const std::int64_t n = a.rows();
+  if (how == dots_summation::exact) {
+    std::vector<Value> t(static_cast<std::size_t>(n));
+    const auto sum = [&](auto term) {
+      for (std::int64_t i = 0; i < n; ++i) t[static_cast<std::size_t>(i)] = static_cast<Value>(term(i));
+      return static_cast<double>(reduce::reference::reproducible_sum(t.data(), n));
+    };
+    sums[0] = sum([&](std::int64_t i) { return static_cast<double>(x[i]) * y[i]; });
+    sums[1] = sum([&](std::int64_t i) { return static_cast<double>(y[i]) * w[i]; });
+    sums[2] = sum([&](std::int64_t i) { return static_cast<double>(y[i]) * y[i]; });
+    return;
+  }
   double xy = 0, yw = 0, yy = 0;
-  for (std::int64_t i = 0; i < a.rows(); ++i) {
+  for (std::int64_t i = 0; i < n; ++i) {
     const double xi = x[i], yi = y[i], wi = w[i];
     xy += xi * yi;
     yw += yi * wi;

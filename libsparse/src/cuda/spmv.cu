@@ -116,7 +116,7 @@ void run(const vector_state& st, spmv_algorithm, const spmv_call<Value, Index>& 
 // iteration, where a vector pass precedes every SpMV). Dots: with
 // spmv_dots's epilogue (`dots` unused otherwise); its grid stays within grid_for(rows, block_threads),
 // the blocks of the plan's dots_workspace.
-template <int Unroll, bool Dots, class Value, class Index>
+template <int Unroll, dots_kind Dots, class Value, class Index>
 void launch_stencil(const stencil_state& st, const spmv_call<Value, Index>& c, const dots_args<Value>& dots) {
   static_assert(stencil_block_threads == block_threads, "one_wave_grid sizes the grid for block_threads");
   constexpr auto kernel = spmv_stencil_kernel<Unroll, Dots, Value, Index>;
@@ -126,7 +126,7 @@ void launch_stencil(const stencil_state& st, const spmv_call<Value, Index>& c, c
 }
 
 // All loads of a row at once where rows hold <= 8.
-template <bool Dots, class Value, class Index>
+template <dots_kind Dots, class Value, class Index>
 void run_stencil(const stencil_state& st, const spmv_call<Value, Index>& c, const dots_args<Value>& dots) {
   if (st.unrolled) launch_stencil<stencil_unrolled_row, Dots>(st, c, dots);
   else launch_stencil<0, Dots>(st, c, dots);
@@ -134,7 +134,7 @@ void run_stencil(const stencil_state& st, const spmv_call<Value, Index>& c, cons
 
 template <class Value, class Index>
 void run(const stencil_state& st, spmv_algorithm, const spmv_call<Value, Index>& c) {
-  run_stencil<false>(st, c, dots_args<Value>{});
+  run_stencil<dots_kind::none>(st, c, dots_args<Value>{});
 }
 
 // windowed: a block per 16 warps of the layout, their slot sums in dynamic shared memory (up to 96 KB,
@@ -191,10 +191,10 @@ void run(const adaptive_state<Value>& st, spmv_algorithm, const spmv_call<Value,
 
 // spmv_dots's pass after the SpMV of a plan that does not fuse it: one wave of 256-thread blocks (at
 // most grid_for(n, block_threads), the blocks of the plan's dots_workspace), grid-striding over the rows.
-template <class Value>
+template <dots_kind Kind, class Value>
 void run_dots_pass(std::int64_t n, const Value* x, const Value* y, const dots_args<Value>& dots, int sms,
                    cudaStream_t stream) {
-  constexpr auto kernel = spmv_dots_kernel<block_threads, Value>;
+  constexpr auto kernel = spmv_dots_kernel<block_threads, Kind, Value>;
   gpukit::launch_dependent<kernel>(one_wave_grid<kernel>(n, sms), block_threads, stream, n, x, y, dots);
 }
 
@@ -213,7 +213,7 @@ void check_dots_arguments(std::int64_t rows, std::int64_t cols, const void* x, c
 
 template <class Value, class Index>
 void spmv_dots(const spmv_plan<Value, Index>& plan, const Value* d_x, Value* d_y, const Value* d_w, double* d_sums,
-               stream_t stream) {
+               stream_t stream, dots_summation how) {
   const auto& a = plan.matrix();
   detail::check_dots_arguments(a.rows, a.cols, d_x, d_y, d_w, d_sums);
   if (a.rows == 0) {
@@ -221,14 +221,18 @@ void spmv_dots(const spmv_plan<Value, Index>& plan, const Value* d_x, Value* d_y
     return;
   }
   const auto& ws = plan.state().dots;
-  const detail::dots_args<Value> dots{d_w, ws.partials.data(), ws.ticket.data(), d_sums};
+  const detail::dots_args<Value> dots{d_w,      ws.partials.data(),   ws.ticket.data(),
+                                      d_sums,   ws.exact_limb.data(), ws.exact_counters.data()};
+  const bool exact = how == dots_summation::exact;
   if (const auto* st = std::get_if<detail::stencil_state>(&plan.state().algorithm)) {  // plan.dots_fused()
     const detail::spmv_call<Value, Index> call{a, Value(1), d_x, Value(0), d_y, plan.state().sm_count, stream};
-    detail::run_stencil<true>(*st, call, dots);
+    if (exact) detail::run_stencil<detail::dots_kind::exact>(*st, call, dots);
+    else detail::run_stencil<detail::dots_kind::fast>(*st, call, dots);
     return;
   }
   spmv(plan, Value(1), d_x, Value(0), d_y, stream);
-  detail::run_dots_pass(a.rows, d_x, d_y, dots, plan.state().sm_count, stream);
+  if (exact) detail::run_dots_pass<detail::dots_kind::exact>(a.rows, d_x, d_y, dots, plan.state().sm_count, stream);
+  else detail::run_dots_pass<detail::dots_kind::fast>(a.rows, d_x, d_y, dots, plan.state().sm_count, stream);
 }
 
 template <class Value, class Index>
@@ -240,7 +244,7 @@ void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Va
 
 #define SPARSE_SPMV_INSTANTIATE(V, I)                                              \
   template void spmv<V, I>(const spmv_plan<V, I>&, V, const V*, V, V*, stream_t); \
-  template void spmv_dots<V, I>(const spmv_plan<V, I>&, const V*, V*, const V*, double*, stream_t);
+  template void spmv_dots<V, I>(const spmv_plan<V, I>&, const V*, V*, const V*, double*, stream_t, dots_summation);
 SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_SPMV_INSTANTIATE)
 #undef SPARSE_SPMV_INSTANTIATE
 

@@ -3,15 +3,21 @@
 // fuse them (every algorithm but stencil, whose kernel runs the same epilogue: spmv_row_kernels.cuh).
 // Device code only; dispatch in spmv.cu.
 //
-// Order, hence determinism: each thread adds its rows' terms in row order, the block adds its threads'
-// sums through reduce::block::block_reduce (libreduce's fixed tree), and the last block to finish adds
-// the per-block partials (thread t: blocks t, t + Block, ..., then the same tree). No value passes
-// through an atomic, so for a fixed grid the sums are bitwise the same run to run.
+// fast: each thread adds its rows' terms in row order, the block adds its threads' sums through
+// reduce::block::block_reduce (libreduce's fixed tree), and the last block to finish adds the per-block
+// partials (thread t: blocks t, t + Block, ..., then the same tree). No value passes through an atomic, so
+// for a fixed grid the sums are bitwise the same run to run.
+// exact (dots_summation::exact): each term rounded to Value and added to the thread's exact window
+// (reduce::exact::thread_sum, wide: a thread's ~15 rows of a solver's vectors span many magnitudes), the
+// block's and grid's exact steps of reduce/cuda/exact_reduce.cuh, one rounding per sum in the last block:
+// integer sums, the same bits on any grid.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "gpukit/grid_dependency.cuh"
 #include "reduce/cuda/block_reduce.cuh"
+#include "reduce/cuda/exact_reduce.cuh"
 #include "reduce/cuda/grid_reduce.cuh"
 
 namespace sparse::detail {
@@ -29,23 +35,80 @@ struct add_dot3 {
 };
 
 /// Where a spmv_dots kernel reads w and leaves its sums: partials holds 3 doubles per block of the
-/// launch, ticket is 0 between calls (the last block resets it), sums gets the 3 results.
+/// launch, ticket is 0 between calls (the last block resets it), sums gets the 3 results. The exact sums'
+/// global accumulator (reduce::exact::end_grid's): exact_limb 3 * exact::limbs<Value> words, exact_flags 3
+/// words and then its ticket, all zero between calls (every call leaves them zero).
 template <class Value>
 struct dots_args {
   const Value* w;
   double* partials;
   unsigned* ticket;
   double* sums;
+  unsigned long long* exact_limb;
+  unsigned* exact_flags;
 };
 
+/// Which sums a row kernel takes: none (plain spmv), or spmv_dots's fast or exact ones.
+enum class dots_kind { none, fast, exact };
+
+/// A thread's exact sums (dots_kind::exact): three wide windows; a block's in exact_block().
+template <class Value>
+struct exact_dot3 {
+  reduce::exact::thread_sum<Value, true> t[3];
+};
+template <class Value>
+using block_exact_dot3 = reduce::exact::block_sums<Value, 3, 256>;
+/// The block's exact sums, in shared memory (one object per block for every caller of this function).
+template <class Value>
+__device__ __forceinline__ block_exact_dot3<Value>& exact_block() {
+  __shared__ block_exact_dot3<Value> s;
+  return s;
+}
+
+/// The accumulator of a kind: dot3 (fast; none keeps an unused one) or exact_dot3.
+template <dots_kind Kind, class Value>
+using dots_acc = std::conditional_t<Kind == dots_kind::exact, exact_dot3<Value>, dot3>;
+
+/// Before the row loop, in every thread of the block (exact: begin_block's barrier).
+template <int Block, class Value>
+__device__ __forceinline__ void start_dots(dot3& acc) {
+  acc = dot3{{0.0, 0.0, 0.0}};
+}
+template <int Block, class Value>
+__device__ __forceinline__ void start_dots(exact_dot3<Value>& acc) {
+  static_assert(Block == 256, "block_exact_dot3 is laid out for 256 threads");
+  reduce::exact::begin_block<Block>(exact_block<Value>(), acc.t);
+}
+
 /// Row i's terms added to `acc`, each product formed in double (exact for float inputs: 24 + 24
-/// significand bits fit double's 53).
+/// significand bits fit double's 53); exact: rounded to Value first (reduce::reproducible_sum of the
+/// rounded terms), added as one-term tiles (a window opens inline at the first term, no out-of-line call).
 template <class Value>
 __device__ __forceinline__ void add_terms(dot3& acc, Value xi, Value yi, Value wi) {
   const double x = xi, y = yi, w = wi;
   acc.v[0] += x * y;
   acc.v[1] += y * w;
   acc.v[2] += y * y;
+}
+/// A row's three terms rounded to Value (exact): made when the row's y is stored, added (add_rounded) where
+/// the adds' ~100 integer instructions hide behind the next row's loads (the stencil kernel).
+template <class Value>
+struct rounded_terms {
+  Value t[3][1];  // zeros add nothing (and open no window)
+};
+template <class Value>
+__device__ __forceinline__ rounded_terms<Value> round_terms(Value xi, Value yi, Value wi) {
+  const double x = xi, y = yi, w = wi;
+  return {{{static_cast<Value>(x * y)}, {static_cast<Value>(y * w)}, {static_cast<Value>(y * y)}}};
+}
+template <class Value>
+__device__ __forceinline__ void add_rounded(exact_dot3<Value>& acc, const rounded_terms<Value>& r) {
+#pragma unroll
+  for (int j = 0; j < 3; ++j) acc.t[j].add_tile(r.t[j]);
+}
+template <class Value>
+__device__ __forceinline__ void add_terms(exact_dot3<Value>& acc, Value xi, Value yi, Value wi) {
+  add_rounded(acc, round_terms(xi, yi, wi));
 }
 
 /// The end of every spmv_dots kernel; EVERY thread of the block must reach it (it has barriers): the
@@ -64,14 +127,25 @@ __device__ __forceinline__ void finish_dots(dot3 acc, const dots_args<Value>& ou
     for (int j = 0; j < 3; ++j) out.sums[j] = acc.v[j];
   }
 }
+/// exact: the block's and the grid's exact steps; the last block's threads 0..2 round one sum each.
+template <int Block, class Value>
+__device__ __forceinline__ void finish_dots(const exact_dot3<Value>& acc, const dots_args<Value>& out) {
+  auto& s = exact_block<Value>();
+  reduce::exact::end_block<Block>(acc.t, s);
+  if (!reduce::exact::end_grid<Block>(s, out.exact_limb, out.exact_flags, out.exact_flags + 3)) return;
+  const int j = static_cast<int>(threadIdx.x);
+  if (j < 3) out.sums[j] = static_cast<double>(reduce::exact::round(s, j));
+}
 
 /// The dots pass of the plans that do not fuse it: x, y and w read once each (n entries), grid-stride.
-template <int Block, class Value>
+template <int Block, dots_kind Kind, class Value>
 __global__ void __launch_bounds__(Block)
 spmv_dots_kernel(std::int64_t n, const Value* __restrict__ x, const Value* __restrict__ y, dots_args<Value> out) {
+  static_assert(Kind != dots_kind::none, "a dots pass takes sums");
+  dots_acc<Kind, Value> acc;
+  start_dots<Block, Value>(acc);
   gpukit::wait_for_prior_grids();  // launched with PDL (spmv.cu): after the SpMV that writes y
   gpukit::allow_dependent_grids();
-  dot3 acc{{0.0, 0.0, 0.0}};
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Block;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; i < n; i += stride)
     add_terms(acc, x[i], y[i], out.w[i]);

@@ -9,6 +9,7 @@
 #include <string>
 #include <variant>
 
+#include "reduce/exact_accumulator.hpp"
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive_plan.hpp"
 #include "spmv_merge_plan.hpp"
@@ -56,15 +57,22 @@ inline int grid_for(std::int64_t items, std::int64_t per_block, int sm_count) {
 /// at most 16 x 132 blocks, 50 KB, on an H100 SXM), and the last-block ticket, 0 between calls.
 /// Allocated with the plan, so spmv_dots allocates nothing; written by every call, hence mutable
 /// (spmv_dots takes the plan const, so two calls of one plan must not overlap). Empty for the plans
-/// spmv_dots refuses or does not launch for (not square, no rows).
+/// spmv_dots refuses or does not launch for (not square, no rows). dots_summation::exact's global
+/// accumulator (reduce::exact::end_grid): 3 sums' limbs (sized for double, the larger: 3 x 68 words,
+/// 1.6 KB), then 3 flag words and a ticket, zero between calls.
 struct dots_workspace {
   mutable gpukit::device_buffer<double> partials;
   mutable gpukit::device_buffer<unsigned> ticket;
+  mutable gpukit::device_buffer<unsigned long long> exact_limb;
+  mutable gpukit::device_buffer<unsigned> exact_counters;
 
   dots_workspace() = default;
   dots_workspace(std::int64_t rows, int sm_count)
-      : partials(3 * std::int64_t{grid_for(rows, block_threads, sm_count)}), ticket(1) {
+      : partials(3 * std::int64_t{grid_for(rows, block_threads, sm_count)}), ticket(1),
+        exact_limb(3 * reduce::exact_accumulator<double>::limbs), exact_counters(4) {
     ticket.fill_bytes(0);
+    exact_limb.fill_bytes(0);
+    exact_counters.fill_bytes(0);
   }
 };
 

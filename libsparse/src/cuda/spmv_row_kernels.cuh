@@ -219,13 +219,15 @@ spmv_scalar_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restric
 /// row_ptr once per warp plus a warp scan of the pattern lengths saves 4 bytes a row but was 3-6 %
 /// slower (the scan lengthens each row's dependency chain).
 /// One row of the stencil kernel: entries begin.. of the values times x[row + offsets[k]], k < len, in
-/// storage order (Unroll: see below).
-template <int Unroll, class Value, class Index>
+/// storage order (Unroll: see below). `meanwhile()` runs once, after the row's loads are issued and before
+/// their first use (Unroll 0: first): work that needs none of them hides behind their latency.
+template <int Unroll, class Value, class Index, class Meanwhile>
 __device__ __forceinline__ Value stencil_row_dot(const csr_view<Value, Index>& a, const Value* __restrict__ x,
                                                  std::int64_t row, std::int64_t begin, const std::int32_t* offsets,
-                                                 int len) {
+                                                 int len, Meanwhile&& meanwhile) {
   Value s = Value(0);
   if constexpr (Unroll == 0) {
+    meanwhile();
     for (int k = 0; k < len; ++k) s += a.values[begin + k] * __ldg(x + (row + offsets[k]));
   } else if (len > 0) {
     Value v[Unroll], xv[Unroll];
@@ -235,12 +237,22 @@ __device__ __forceinline__ Value stencil_row_dot(const csr_view<Value, Index>& a
       v[k] = a.values[begin + kk];
       xv[k] = __ldg(x + (row + offsets[kk]));
     }
+    meanwhile();
 #pragma unroll
     for (int k = 0; k < Unroll; ++k)
       if (k < len) s += v[k] * xv[k];
     for (int k = Unroll; k < len; ++k) s += a.values[begin + k] * __ldg(x + (row + offsets[k]));  // rows > Unroll
+  } else {
+    meanwhile();
   }
   return s;
+}
+
+template <int Unroll, class Value, class Index>
+__device__ __forceinline__ Value stencil_row_dot(const csr_view<Value, Index>& a, const Value* __restrict__ x,
+                                                 std::int64_t row, std::int64_t begin, const std::int32_t* offsets,
+                                                 int len) {
+  return stencil_row_dot<Unroll>(a, x, row, begin, offsets, len, [] {});
 }
 
 /// Copies the stencil table (stencil_table::words words: begin[patterns + 1], then every pattern's
@@ -261,16 +273,23 @@ __device__ __forceinline__ const std::int32_t* stage_stencil_table(std::int32_t*
 /// not read back, and x[row] is an address the row's own diagonal gather loads (an L1 hit). x[row] and
 /// w[row] are loaded with the row's first loads, before its gathers: loaded in the epilogue, after the
 /// row's dot, their latency came on top of the gathers' (H100, 160^3 float: 72 us against 60 us for the
-/// plain stencil SpMV, 16.4 MB more read).
-template <int Unroll, bool Dots, class Value, class Index>
+/// plain stencil SpMV, 16.4 MB more read). Dots == exact: each term rounded to Value and summed exactly
+/// (spmv_dots.cuh), for libsolve's reproducible mode; a row's rounded terms wait in registers and are
+/// added while the next row's loads are in flight (added at once, after the row's dot, the adds' ~100
+/// integer instructions stalled the loads behind them: H100, 160^3 float, reproducible cg 176.2 us per
+/// iteration; pipelined 151.4 against 158.5 with a separate exact dots pass, same run). 80 registers
+/// (float), 3 blocks per SM; held to 64 (4 blocks) it spills 52 bytes and took 172.4 us.
+template <int Unroll, dots_kind Dots, class Value, class Index>
 __global__ void __launch_bounds__(stencil_block_threads)
 spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ pattern_of_row,
                     const std::int32_t* __restrict__ table, int patterns, int words, Value alpha,
                     const Value* __restrict__ x, Value beta, Value* __restrict__ y, dots_args<Value> dots) {
   static_assert(Unroll == 0 || Unroll == stencil_unrolled_row, "a plain loop, or 8 loads in flight");
   __shared__ std::int32_t s_table[stencil_table_words];
-  [[maybe_unused]] dot3 acc{{0.0, 0.0, 0.0}};
+  [[maybe_unused]] dots_acc<Dots, Value> acc;
+  [[maybe_unused]] rounded_terms<Value> pending{};  // exact: the previous row's terms
   const std::int32_t* off = stage_stencil_table(s_table, table, patterns, words);  // plan data: before the wait
+  if constexpr (Dots != dots_kind::none) start_dots<stencil_block_threads, Value>(acc);
   gpukit::wait_for_prior_grids();  // launched with PDL (spmv.cu): x, y and w only after the kernel ahead ends
   gpukit::allow_dependent_grids();
   const int lane = static_cast<int>(threadIdx.x) & 31;
@@ -280,7 +299,7 @@ spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ p
     const std::int64_t row = row0 + lane;
     const bool live = row < a.rows;
     [[maybe_unused]] Value xi = Value(0), wi = Value(0);
-    if constexpr (Dots) {
+    if constexpr (Dots != dots_kind::none) {
       if (live) {
         xi = __ldg(x + row);
         wi = __ldg(dots.w + row);
@@ -290,13 +309,18 @@ spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ p
     const int first = s_table[p];
     const int len = live ? s_table[p + 1] - first : 0;
     const std::int64_t begin = live ? static_cast<std::int64_t>(a.row_ptr[row]) : 0;
-    const Value s = stencil_row_dot<Unroll>(a, x, row, begin, off + first, len);
+    const Value s = stencil_row_dot<Unroll>(a, x, row, begin, off + first, len, [&] {
+      if constexpr (Dots == dots_kind::exact) add_rounded(acc, pending);
+    });
+    if constexpr (Dots == dots_kind::exact) pending = rounded_terms<Value>{};
     if (live) {
       const Value yi = store_row(y, row, s, alpha, beta);
-      if constexpr (Dots) add_terms(acc, xi, yi, wi);
+      if constexpr (Dots == dots_kind::fast) add_terms(acc, xi, yi, wi);
+      if constexpr (Dots == dots_kind::exact) pending = round_terms(xi, yi, wi);
     }
   }
-  if constexpr (Dots) finish_dots<stencil_block_threads>(acc, dots);
+  if constexpr (Dots == dots_kind::exact) add_rounded(acc, pending);
+  if constexpr (Dots != dots_kind::none) finish_dots<stencil_block_threads>(acc, dots);
 }
 
 /// shared_cached: the seed's csrmul_shared. A block owns rows [begin, begin + BlockThreads) and caches

@@ -2,8 +2,9 @@
 // with raw NCCL, in the same run, one rank per GPU (NCCL only: host staging is refused, its peer would be
 // itself). Two cases:
 //   * dot: dist::dot (reduce::dot into a device slot, ncclAllReduce of that one element on the stream, the
-//     copy to the host) against reduce::dot + ncclAllReduce + cudaMemcpyAsync + cudaStreamSynchronize
-//     written by hand, and reduce::dot alone (the local part), per call, n entries per rank;
+//     copy to the host) against reduce::dot (with a workspace made once) + ncclAllReduce + cudaMemcpyAsync +
+//     cudaStreamSynchronize written by hand, and that reduce::dot + sync alone (the local part), per call,
+//     n entries per rank;
 //   * device_allreduce: dist::device_allreduce::start + finish of 6 doubles (the solvers' largest sum over
 //     ranks) against ncclAllReduce of 6 doubles on the stream, per call in a loop of calls (no host sync
 //     between calls, as inside a solver's iteration).
@@ -88,9 +89,13 @@ dist_row time_dot(const dist::communicator& comm, std::int64_t n, int calls, cud
   float raw = 0, ours = 0;
   const auto sync = [&] { GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream)); };
   dist_row r{"dot", "dist::dot", "reduce::dot + ncclAllReduce(1 float) + copy + sync", n};
-  r.local_us = per_call_us(comm, calls, [&] { reduce::dot(x.data(), y.data(), n, slot.data(), stream); sync(); }, sync);
+  // The raw form as its author would write it: the same kernel with a workspace made once (no allocation
+  // per call), then the collective.
+  reduce::workspace ws;
+  r.local_us = per_call_us(
+      comm, calls, [&] { reduce::dot(x.data(), y.data(), n, slot.data(), ws, stream); sync(); }, sync);
   r.raw_us = per_call_us(comm, calls, [&] {
-    reduce::dot(x.data(), y.data(), n, slot.data(), stream);
+    reduce::dot(x.data(), y.data(), n, slot.data(), ws, stream);
     nccl_ok(ncclAllReduce(slot.data(), slot.data(), 1, ncclFloat32, ncclSum, nc, stream), "ncclAllReduce");
     GPUKIT_CUDA_CHECK(cudaMemcpyAsync(&raw, slot.data(), sizeof(float), cudaMemcpyDeviceToHost, stream));
     sync();

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "device_scratch.hpp"
 #include "dist_check.hpp"
 #include "gpukit/cuda_check.hpp"
 #include "sparse/csr.hpp"
@@ -114,8 +115,15 @@ int distinct_gpus(const communicator& comm) {
   return static_cast<int>(std::unique(ids.begin(), ids.end()) - ids.begin());
 }
 
+communicator::device_scratch& communicator::scratch() const {
+  if (!scratch_)
+    throw std::logic_error("dist::communicator::scratch: no device transport (call enable_device() first)");
+  return *scratch_;
+}
+
 void communicator::enable_device(bool prefer_nccl) {
   const bool shared = distinct_gpus(*this) < size_;  // collective: every rank takes this branch alike
+  scratch_ = std::make_unique<device_scratch>();
   if (!prefer_nccl) {
     transport_ = device_transport::mpi_host_staging;
     reason_ = "MPI with host staging (NCCL not requested)";

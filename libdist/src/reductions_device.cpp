@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dist/reductions.hpp"
+#include "device_scratch.hpp"
 #include "dist_check.hpp"
 #include "gpukit/cuda_check.hpp"
 #include "reduce/reduce.hpp"
@@ -105,48 +106,56 @@ std::vector<T> allgather_one(const communicator& comm, T* d_one, cudaStream_t st
   return all;
 }
 
-/// One local libreduce pass writing its result to a device slot (launch(d_slot)), then the sum over ranks.
+/// One local libreduce pass writing its result to the communicator's device slot with its workspace
+/// (launch(d_slot, ws): no allocation), then the sum over ranks.
 template <class T, class Launch>
 T summed(const communicator& comm, cudaStream_t stream, const char* what, Launch&& launch) {
   require_device(comm, what);
-  pool_slots<T> d(1, stream);
-  launch(d.data());
+  auto& scratch = comm.scratch();
+  T* d = scratch.slot_as<T>();
+  launch(d, scratch.ws);
   T out{};
-  allreduce_sum(comm, d.data(), 1, &out, stream);
+  allreduce_sum(comm, d, 1, &out, stream);
   return out;
 }
-/// One local libreduce pass into a device slot, then every rank's result on the host, in rank order.
+/// One local libreduce pass into the communicator's slot, then every rank's result on the host, in rank order.
 template <class T, class Launch>
 std::vector<T> gathered(const communicator& comm, cudaStream_t stream, const char* what, Launch&& launch) {
   require_device(comm, what);
-  pool_slots<T> d(1, stream);
-  launch(d.data());
-  return allgather_one(comm, d.data(), stream);
+  auto& scratch = comm.scratch();
+  T* d = scratch.slot_as<T>();
+  launch(d, scratch.ws);
+  return allgather_one(comm, d, stream);
 }
 
 }  // namespace
 
 template <class T>
 T sum(const communicator& comm, const T* d_in, std::int64_t n, stream_t stream) {
-  return summed<T>(comm, stream, "dist::sum", [&](T* d) { reduce::sum(d_in, n, d, stream); });
+  return summed<T>(comm, stream, "dist::sum",
+                   [&](T* d, reduce::workspace& ws) { reduce::sum(d_in, n, d, ws, stream); });
 }
 template <class T>
 T min(const communicator& comm, const T* d_in, std::int64_t n, stream_t stream) {
-  const auto all = gathered<T>(comm, stream, "dist::min", [&](T* d) { reduce::min(d_in, n, d, stream); });
+  const auto all = gathered<T>(comm, stream, "dist::min",
+                               [&](T* d, reduce::workspace& ws) { reduce::min(d_in, n, d, ws, stream); });
   return reduce::reference::min(all.data(), static_cast<std::int64_t>(all.size()));
 }
 template <class T>
 T max(const communicator& comm, const T* d_in, std::int64_t n, stream_t stream) {
-  const auto all = gathered<T>(comm, stream, "dist::max", [&](T* d) { reduce::max(d_in, n, d, stream); });
+  const auto all = gathered<T>(comm, stream, "dist::max",
+                               [&](T* d, reduce::workspace& ws) { reduce::max(d_in, n, d, ws, stream); });
   return reduce::reference::max(all.data(), static_cast<std::int64_t>(all.size()));
 }
 template <class T>
 T dot(const communicator& comm, const T* d_x, const T* d_y, std::int64_t n, stream_t stream) {
-  return summed<T>(comm, stream, "dist::dot", [&](T* d) { reduce::dot(d_x, d_y, n, d, stream); });
+  return summed<T>(comm, stream, "dist::dot",
+                   [&](T* d, reduce::workspace& ws) { reduce::dot(d_x, d_y, n, d, ws, stream); });
 }
 template <class T>
 T norm2(const communicator& comm, const T* d_in, std::int64_t n, stream_t stream) {
-  return detail::combine_norms(gathered<T>(comm, stream, "dist::norm2", [&](T* d) { reduce::norm2(d_in, n, d, stream); }));
+  return detail::combine_norms(gathered<T>(
+      comm, stream, "dist::norm2", [&](T* d, reduce::workspace& ws) { reduce::norm2(d_in, n, d, ws, stream); }));
 }
 template <class T>
 void multi_dot(const communicator& comm, const T* const* d_x, const T* const* d_y, int m, std::int64_t n, T* out,

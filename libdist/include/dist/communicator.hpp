@@ -72,6 +72,12 @@ public:
   /// they run in the order issued, the same on every rank: NCCL does not promise that two operations of
   /// one communicator on two streams can progress concurrently, and such a pair could wait on each other.
   void* nccl_stream() const noexcept;
+  /// libdist's scratch for its reductions over device data (a reduce::workspace and a result slot, made by
+  /// enable_device() on the current device; src/device_scratch.hpp), so that dist::sum, dot, min, max and
+  /// norm2 allocate nothing per call. One such reduction at a time per communicator (each synchronizes its
+  /// stream before it returns). Throws std::logic_error before enable_device().
+  struct device_scratch;
+  device_scratch& scratch() const;
 
 private:
   struct nccl_state;
@@ -81,6 +87,7 @@ private:
   device_transport transport_ = device_transport::none;
   std::string reason_;
   std::unique_ptr<nccl_state> nccl_;
+  std::unique_ptr<device_scratch> scratch_;
 };
 
 /// Collective: one rank per GPU. Selects CUDA device (rank on this node) modulo (devices on this node)

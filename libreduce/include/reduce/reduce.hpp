@@ -10,8 +10,9 @@
 //  * Element counts are 64-bit (std::int64_t); n = 0 gives the operator's identity (sum 0, min +inf or
 //    the type's max, max -inf or lowest, argmin/argmax {identity, -1}).
 //  * CUDA entry points take DEVICE pointers and a stream, in three overloads:
-//      OP(d_in, n, d_out, stream)      result to device memory; scratch from the stream-ordered pool
-//                                      (cudaMallocAsync, which reuses freed blocks); no host sync.
+//      OP(d_in, n, d_out, stream)      result to device memory; scratch from libreduce's own stream-ordered
+//                                      pool (cudaMallocFromPoolAsync; it keeps up to 64 MiB of freed
+//                                      blocks mapped across synchronizations); no host sync.
 //      OP(d_in, n, d_out, ws, stream)  as above with a caller-provided workspace: no allocation at all.
 //      OP(d_in, n, stream)             result copied back to the host; synchronizes `stream`
 //                                      (multi_dot: a std::vector of its m results).
@@ -45,8 +46,9 @@ namespace reduce {
 /// Device scratch memory for the CUDA reductions, reusable across calls on one stream at a time.
 /// Constructing one allocates and zero-initialises it once (cudaMalloc + cudaMemset); calls that take a
 /// workspace then do no allocation and no memset (the last block of a single-pass reduction leaves its
-/// counters and accumulators at zero again). Calls without one draw scratch from the stream-ordered
-/// pool (cudaMallocAsync), which reuses freed blocks instead of calling cudaMalloc.
+/// counters and accumulators at zero again). Calls without one draw scratch from libreduce's own
+/// stream-ordered pool (one per device, never the application's default pool), which keeps freed blocks
+/// mapped for the next call instead of calling cudaMalloc.
 /// The default size (required_bytes()) serves every non-segmented call; segmented calls need
 /// segmented_bytes(num_segments): construct with that size or reserve() it (a too small workspace
 /// throws std::invalid_argument, it never grows behind the caller's back).

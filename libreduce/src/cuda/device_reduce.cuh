@@ -13,7 +13,7 @@
 // Every call is one single-pass launch (segmented: two launches, the second programmatic), stream-ordered, with
 // 64-bit counts, and writes its result to device memory without synchronizing. `ws_or_stream` is
 // either (reduce::workspace& ws, stream_t stream = nullptr) -- no allocation -- or
-// (stream_t stream = nullptr) -- scratch from the stream-ordered pool (cudaMallocAsync).
+// (stream_t stream = nullptr) -- scratch from libreduce's stream-ordered pool (src/cuda/scratch_pool.hpp).
 // Requirements: `op` associative and commutative (__host__ __device__ callable), `identity` its
 // neutral element; the accumulator type (decltype(identity)) trivially copyable, at most 32 bytes, a
 // multiple of 4 bytes. Determinism: run-to-run deterministic on one GPU model (fixed grid for

@@ -15,6 +15,7 @@
 #include "gpukit/cuda_check.hpp"
 #include "gpukit/cuda_launch.hpp"
 #include "reduce/reduce.hpp"
+#include "scratch_pool.hpp"
 #include "segmented_kernels.cuh"
 #include "single_pass.cuh"
 
@@ -178,11 +179,12 @@ inline void require_workspace(const workspace& ws, std::size_t bytes, const char
 }
 
 /// Pool scratch for one call: allocated and zeroed (first `zero_bytes`) in stream order, freed in
-/// stream order after the launches that use it. cudaMallocAsync reuses the pool's freed blocks.
+/// stream order after the launches that use it, from libreduce's own pool (scratch_pool.hpp), which keeps
+/// freed blocks mapped for the next call.
 class pool_scratch {
 public:
   pool_scratch(std::size_t bytes, std::size_t zero_bytes, cudaStream_t stream) : stream_(stream) {
-    GPUKIT_CUDA_CHECK(cudaMallocAsync(&data_, bytes, stream));
+    data_ = scratch_malloc_async(bytes, stream);
     if (zero_bytes) GPUKIT_CUDA_CHECK(cudaMemsetAsync(data_, 0, zero_bytes, stream));
   }
   ~pool_scratch() { (void)cudaFreeAsync(data_, stream_); }
@@ -223,7 +225,7 @@ constexpr bool has_padding<value_index<T>> = sizeof(value_index<T>) != sizeof(T)
 template <class Out, class F>
 Out to_host(cudaStream_t stream, F&& launch) {
   Out* d_out = nullptr;
-  GPUKIT_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&d_out), sizeof(Out), stream));
+  d_out = static_cast<Out*>(scratch_malloc_async(sizeof(Out), stream));
   try {
     if constexpr (has_padding<Out>) GPUKIT_CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(Out), stream));
     launch(d_out);

@@ -132,7 +132,7 @@ std::vector<T> multi_dot(const T* const* d_x, const T* const* d_y, int m, std::i
   if (m == 0) return out;
   T* d_out = nullptr;
   const std::size_t bytes = out.size() * sizeof(T);
-  GPUKIT_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&d_out), bytes, stream));
+  d_out = static_cast<T*>(detail::scratch_malloc_async(bytes, stream));
   try {
     detail::run_multi_dot(d_x, d_y, m, n, d_out, nullptr, stream);
   } catch (...) {

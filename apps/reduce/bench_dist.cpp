@@ -3,8 +3,8 @@
 // itself). Two cases:
 //   * dot: dist::dot (reduce::dot into a device slot, ncclAllReduce of that one element on the stream, the
 //     copy to the host) against reduce::dot (with a workspace made once) + ncclAllReduce + cudaMemcpyAsync +
-//     cudaStreamSynchronize written by hand, and that reduce::dot + sync alone (the local part), per call,
-//     n entries per rank;
+//     cudaStreamSynchronize written by hand, and that reduce::dot + sync alone (the local part; and without
+//     the workspace, its scratch from libreduce's pool), per call, n entries per rank;
 //   * device_allreduce: dist::device_allreduce::start + finish of 6 doubles (the solvers' largest sum over
 //     ranks) against ncclAllReduce of 6 doubles on the stream, per call in a loop of calls (no host sync
 //     between calls, as inside a solver's iteration).
@@ -47,7 +47,8 @@ namespace rep = report;
 struct dist_row {
   std::string name, ours, raw;  // what is timed
   std::int64_t n = 0;           // entries per rank (dot) or elements all-reduced (device_allreduce)
-  double ours_us = 0, raw_us = 0, local_us = 0;  // local_us: dot only
+  double ours_us = 0, raw_us = 0;
+  double local_us = 0, local_pool_us = 0;  // dot only: reduce::dot + sync with a workspace, and without one
 };
 
 /// Seconds per call of `call`: `calls` calls per batch, 5 batches after `calls` warm-up calls, the median
@@ -94,6 +95,9 @@ dist_row time_dot(const dist::communicator& comm, std::int64_t n, int calls, cud
   reduce::workspace ws;
   r.local_us = per_call_us(
       comm, calls, [&] { reduce::dot(x.data(), y.data(), n, slot.data(), ws, stream); sync(); }, sync);
+  // Without a workspace: scratch from libreduce's own pool, which must stay mapped across the syncs.
+  r.local_pool_us =
+      per_call_us(comm, calls, [&] { reduce::dot(x.data(), y.data(), n, slot.data(), stream); sync(); }, sync);
   r.raw_us = per_call_us(comm, calls, [&] {
     reduce::dot(x.data(), y.data(), n, slot.data(), ws, stream);
     nccl_ok(ncclAllReduce(slot.data(), slot.data(), 1, ncclFloat32, ncclSum, nc, stream), "ncclAllReduce");
@@ -133,7 +137,8 @@ void print_rows(const std::vector<dist_row>& rows, int ranks, std::ostream& out)
   for (const dist_row& r : rows) {
     out << rep::format("%-18s %12lld %12.1f %12.1f %9.3fx", r.name.c_str(), static_cast<long long>(r.n), r.ours_us,
                        r.raw_us, r.ours_us / r.raw_us);
-    if (r.name == "dot") out << rep::format("   (local reduce::dot %.1f us)", r.local_us);
+    if (r.name == "dot")
+      out << rep::format("   (local reduce::dot %.1f us, %.1f without a workspace)", r.local_us, r.local_pool_us);
     out << "\n";
   }
   out << "(" << ranks << " ranks; per call: mean of a batch, median of 5 batches, the slowest rank's)\n";
@@ -151,7 +156,10 @@ nlohmann::json rows_json(const std::vector<dist_row>& rows, bool quick, int rank
     nlohmann::json row = {{"case", r.name}, {"ours", r.ours},          {"raw", r.raw},
                           {"n", r.n},       {"ours_time_us", r.ours_us}, {"raw_time_us", r.raw_us},
                           {"ours_over_raw_ratio", r.ours_us / r.raw_us}};
-    if (r.name == "dot") row["local_dot_time_us"] = r.local_us;
+    if (r.name == "dot") {
+      row["local_dot_time_us"] = r.local_us;
+      row["local_dot_without_workspace_time_us"] = r.local_pool_us;
+    }
     out.push_back(row);
     targets.push_back({{"target", r.name + " n=" + std::to_string(r.n) + " within 10 % of raw NCCL (ours / raw)"},
                        {"value", rep::format("%.3f", r.ours_us / r.raw_us)},

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <sstream>
@@ -332,6 +333,14 @@ CPU_TEST_CASE_TEMPLATE(reference_matches_an_independent_loop, C, combos) {
       sparse::reference::spmv_dots(a, xe.data(), ye.data(), w.data(), exact.data(), sparse::dots_summation::exact);
       const auto bits = compare_bits(as_vector(exact), as_vector(exact_sums(xe, ye, w)));
       BOOST_TEST(bits.bad == 0, nm.name << (spread_x ? ", spread x" : "") << ": exact sums: " << bits.first);
+      if (spread_x) continue;
+      // The bitwise check tells a wrong answer apart: the sums without the last row differ (x uniform in
+      // [-1, 1): the last y.y term, nonzero, is about 1/n of a sum of n terms of one magnitude, far above
+      // one ulp of Value).
+      const auto m = static_cast<std::ptrdiff_t>(n - 1);
+      const auto head = [m](const std::vector<V>& all) { return std::vector<V>(all.begin(), all.begin() + m); };
+      const auto dropped = compare_bits(as_vector(exact), as_vector(exact_sums(head(xe), head(ye), head(w))));
+      BOOST_TEST(dropped.bad > 0, nm.name << ": the sums without the last row went unseen");
     }
   }
   BOOST_TEST(r.rejected == r.visible);

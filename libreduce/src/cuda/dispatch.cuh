@@ -224,8 +224,7 @@ constexpr bool has_padding<value_index<T>> = sizeof(value_index<T>) != sizeof(T)
 /// each such copy: 371 in test_reduce on an H200).
 template <class Out, class F>
 Out to_host(cudaStream_t stream, F&& launch) {
-  Out* d_out = nullptr;
-  d_out = static_cast<Out*>(scratch_malloc_async(sizeof(Out), stream));
+  auto* d_out = static_cast<Out*>(scratch_malloc_async(sizeof(Out), stream));
   try {
     if constexpr (has_padding<Out>) GPUKIT_CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(Out), stream));
     launch(d_out);

@@ -130,9 +130,8 @@ std::vector<T> multi_dot(const T* const* d_x, const T* const* d_y, int m, std::i
   detail::check_multi_dot(d_x, d_y, m, n, "reduce::multi_dot");  // before the allocation below
   std::vector<T> out(static_cast<std::size_t>(m));
   if (m == 0) return out;
-  T* d_out = nullptr;
   const std::size_t bytes = out.size() * sizeof(T);
-  d_out = static_cast<T*>(detail::scratch_malloc_async(bytes, stream));
+  auto* d_out = static_cast<T*>(detail::scratch_malloc_async(bytes, stream));
   try {
     detail::run_multi_dot(d_x, d_y, m, n, d_out, nullptr, stream);
   } catch (...) {

@@ -1,9 +1,9 @@
 // Kernel of reduce::reproducible_sum: exact integer accumulation, one launch.
 //
-// Not built from reduce/cuda/exact_reduce.cuh's block and grid steps (the solver's exact passes are; its warp
-// flush is shared): with them this 48-register tile kernel spilled 16 bytes (ptxas, float, 128 and 256 threads) and took 409.6 us
-// at 2^28 floats on an H100 against 363.3 us for this one, whose block step adds the warps' windows into
-// the block's limbs with shared atomics.
+// Not built from reduce/cuda/exact_reduce.cuh's block and grid steps (the solver's exact passes are; its
+// warp flush is shared): with them this 48-register tile kernel spilled 16 bytes (ptxas, float, 128 and
+// 256 threads) and took 409.6 us at 2^28 floats on an H100 against 363.3 us for this one, whose block step
+// adds the warps' windows into the block's limbs with shared atomics.
 //
 // Each thread runs an exact_window (reduce/detail/exact_window.hpp): full aligned tiles (16 floats / 8 doubles per
 // thread) go through its branch-free tile pass (float: summed exactly in a double), the rest element

@@ -203,6 +203,12 @@ inline boost::test_tools::predicate_result within_bound(double computed, long do
   BOOST_TEST_DECORATOR(*boost::unit_test::label("gpu") *                                       \
                        boost::unit_test::precondition(::test::cuda_device_present))            \
   BOOST_AUTO_TEST_CASE_TEMPLATE(name, T, types)
+/// The typed GPU_GRAPH_TEST_CASE.
+#define GPU_GRAPH_TEST_CASE_TEMPLATE(name, T, types)                                                      \
+  BOOST_TEST_DECORATOR(*boost::unit_test::label("gpu") * boost::unit_test::label("graph") *               \
+                       boost::unit_test::precondition(::test::cuda_device_present) *                     \
+                       boost::unit_test::precondition(::test::conditional_graphs_check{}))               \
+  BOOST_AUTO_TEST_CASE_TEMPLATE(name, T, types)
 #define CPU_TEST_CASE_TEMPLATE(name, T, types)              \
   BOOST_TEST_DECORATOR(*boost::unit_test::label("cpu"))     \
   BOOST_AUTO_TEST_CASE_TEMPLATE(name, T, types)

@@ -5,9 +5,10 @@
 //     copy to the host) against reduce::dot (with a workspace made once) + ncclAllReduce + cudaMemcpyAsync +
 //     cudaStreamSynchronize written by hand, and that reduce::dot + sync alone (the local part; and without
 //     the workspace, its scratch from libreduce's pool), per call, n entries per rank;
-//   * device_allreduce: dist::device_allreduce::start + finish of 6 doubles (the solvers' largest sum over
-//     ranks) against ncclAllReduce of 6 doubles on the stream, per call in a loop of calls (no host sync
-//     between calls, as inside a solver's iteration).
+//   * device_allreduce: dist::device_allreduce::run (in stream order: cg's form) and start + finish (on the
+//     NCCL side stream, overlappable: pipecg's form) of 6 doubles (the solvers' largest sum over ranks)
+//     against ncclAllReduce of 6 doubles on the stream, per call in a loop of calls (no host sync between
+//     calls, as inside a solver's iteration).
 // Each figure: the mean of a batch of calls, median of 5 batches, the slowest rank's. The target of the
 // scale-out issue: ours within 10 % of the raw form. Both dots must agree bitwise (same local kernel, same
 // collective): a check, exit 1 otherwise.
@@ -112,19 +113,25 @@ dist_row time_dot(const dist::communicator& comm, std::int64_t n, int calls, cud
   return r;
 }
 
-dist_row time_device_allreduce(const dist::communicator& comm, int calls, cudaStream_t stream) {
+/// `overlappable`: start + finish (the side stream and its event waits), else run().
+dist_row time_device_allreduce(const dist::communicator& comm, int calls, cudaStream_t stream, bool overlappable) {
   constexpr int count = 6;
   gpukit::device_buffer<double> a(std::vector<double>(count, 0.0)), b(std::vector<double>(count, 0.0));
   dist::device_allreduce ar(comm, count * sizeof(double));
   ar.connect(stream);
   auto* nc = static_cast<ncclComm_t>(comm.nccl_comm());
   const auto sync = [&] { GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream)); };
-  dist_row r{"device_allreduce", "dist::device_allreduce start + finish", "ncclAllReduce(6 doubles) on the stream",
-             count};
+  dist_row r{overlappable ? "allreduce_overlap" : "device_allreduce",
+             overlappable ? "dist::device_allreduce start + finish" : "dist::device_allreduce::run",
+             "ncclAllReduce(6 doubles) on the stream", count};
   r.raw_us = per_call_us(comm, calls, [&] {
     nccl_ok(ncclAllReduce(b.data(), b.data(), count, ncclFloat64, ncclSum, nc, stream), "ncclAllReduce");
   }, sync);
   r.ours_us = per_call_us(comm, calls, [&] {
+    if (!overlappable) {
+      ar.run(a.data(), count, stream);
+      return;
+    }
     ar.start(a.data(), count, stream);
     ar.finish(stream);
   }, sync);
@@ -184,7 +191,8 @@ int bench_dist_on(dist::communicator& comm, const gpu_bench_options& opt) {
   std::vector<dist_row> rows;
   try {
     for (std::int64_t n : sizes) rows.push_back(time_dot(comm, n, calls, stream));
-    rows.push_back(time_device_allreduce(comm, calls, stream));
+    rows.push_back(time_device_allreduce(comm, calls, stream, false));
+    rows.push_back(time_device_allreduce(comm, calls, stream, true));
   } catch (...) {
     (void)cudaStreamDestroy(stream);
     throw;

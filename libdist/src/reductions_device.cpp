@@ -220,15 +220,21 @@ device_allreduce::device_allreduce(const communicator& comm, std::size_t capacit
 
 device_allreduce::~device_allreduce() = default;
 
+namespace {
+void check_fits(const char* call, bool in_flight, int count, std::size_t bytes, std::size_t capacity) {
+  if (in_flight) throw std::logic_error(std::string("dist::device_allreduce: ") + call + " while one is in flight");
+  if (count < 0 || bytes > capacity)
+    throw std::invalid_argument("dist::device_allreduce: " + std::to_string(count) + " elements, capacity " +
+                                std::to_string(capacity) + " bytes");
+}
+}  // namespace
+
 template <class T>
 void device_allreduce::start(T* d_buf, int count, stream_t stream_in) {
   static_assert(std::is_same_v<T, double> || std::is_same_v<T, std::int64_t>, "double sums or exact states");
   state& s = *s_;
-  if (s.in_flight) throw std::logic_error("dist::device_allreduce: start() while one is in flight");
   s.bytes = sizeof(T) * static_cast<std::size_t>(count);
-  if (count < 0 || s.bytes > s.capacity)
-    throw std::invalid_argument("dist::device_allreduce: " + std::to_string(count) + " elements, capacity " +
-                                std::to_string(s.capacity) + " bytes");
+  check_fits("start()", s.in_flight, count, s.bytes, s.capacity);
   const auto stream = static_cast<cudaStream_t>(stream_in);
   s.d_buf = d_buf;
   s.in_flight = true;
@@ -264,6 +270,22 @@ void device_allreduce::finish(stream_t stream_in) {
   GPUKIT_CUDA_CHECK(cudaMemcpyAsync(s.d_buf, s.host, s.bytes, cudaMemcpyHostToDevice, stream));
 }
 
+template <class T>
+void device_allreduce::run(T* d_buf, int count, stream_t stream_in) {
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, std::int64_t>, "double sums or exact states");
+#if defined(GPUKIT_HAVE_NCCL)
+  if (comm_->transport() == device_transport::nccl) {
+    check_fits("run()", s_->in_flight, count, sizeof(T) * static_cast<std::size_t>(count), s_->capacity);
+    nccl_check(ncclAllReduce(d_buf, d_buf, static_cast<std::size_t>(count), nccl_type<T>(), ncclSum,
+                             static_cast<ncclComm_t>(comm_->nccl_comm()), static_cast<cudaStream_t>(stream_in)),
+               "ncclAllReduce");
+    return;
+  }
+#endif
+  start(d_buf, count, stream_in);
+  finish(stream_in);
+}
+
 void device_allreduce::connect(stream_t stream_in) {
   if (comm_->transport() != device_transport::nccl) return;
   const auto stream = static_cast<cudaStream_t>(stream_in);
@@ -276,6 +298,8 @@ void device_allreduce::connect(stream_t stream_in) {
 
 template void device_allreduce::start<double>(double*, int, stream_t);
 template void device_allreduce::start<std::int64_t>(std::int64_t*, int, stream_t);
+template void device_allreduce::run<double>(double*, int, stream_t);
+template void device_allreduce::run<std::int64_t>(std::int64_t*, int, stream_t);
 
 #define DIST_DEVICE_ALL(T)                                                                          \
   template T sum(const communicator&, const T*, std::int64_t, stream_t);                            \

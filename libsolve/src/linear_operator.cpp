@@ -38,6 +38,16 @@ template <class Value>
 void linear_operator<Value>::finish_rank_sum(stream_t) const {
   no_ranks();
 }
+template <class Value>
+void linear_operator<Value>::rank_sum(double* d_sums, int count, stream_t stream) const {
+  start_rank_sum(d_sums, count, stream);
+  finish_rank_sum(stream);
+}
+template <class Value>
+void linear_operator<Value>::rank_sum_exact(std::int64_t* d_words, int count, stream_t stream) const {
+  start_rank_sum_exact(d_words, count, stream);
+  finish_rank_sum(stream);
+}
 
 template <class Value>
 callback_operator<Value>::callback_operator(std::int64_t n, function apply, std::vector<Value> diagonal)

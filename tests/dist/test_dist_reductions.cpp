@@ -196,7 +196,8 @@ GPU_TEST_CASE(device_transport_is_the_one_expected) {
 // words near 2^40 as exact states hold them), work runs on the stream between start and finish (a memset
 // of another buffer), and every rank gets sum_r (r + 1) (j + 1) = P (P + 1) / 2 (j + 1): integers below
 // 2^53, so exact in double too. The NCCL stream is the communicator's, non-null exactly under NCCL.
-// connect() first (its own all-reduce) leaves the sums and the events as they were.
+// connect() first (its own all-reduce) leaves the sums and the events as they were. Rounds 2 and 3 use
+// run() (in stream order), after the start/finish rounds on the same buffers and events.
 GPU_TEST_CASE(device_allreduce_sums_over_ranks_with_work_in_between) {
   (void)dist::select_local_device(world());
   for (const bool prefer_nccl : {true, false}) {
@@ -215,25 +216,30 @@ GPU_TEST_CASE(device_allreduce_sums_over_ranks_with_work_in_between) {
     gpukit::device_buffer<double> dd(hd), other(1 << 20);
     gpukit::device_buffer<std::int64_t> di(hi);
     ar.connect(nullptr);  // NCCL: one all-reduce of its own first; host staging: nothing
-    for (int round = 0; round < 2; ++round) {  // the buffers and events are reused
-      ar.start(dd.data(), count, nullptr);
-      other.fill_bytes(0);
-      ar.finish(nullptr);
-      ar.start(di.data(), count, nullptr);
-      other.fill_bytes(1);
-      ar.finish(nullptr);
+    std::int64_t k = p * (p + 1) / 2;  // round 0: sum_r (r + 1) x_j; each later round: P times the last
+    for (int round = 0; round < 4; ++round, k *= p) {  // the buffers and events are reused
+      if (round < 2) {
+        ar.start(dd.data(), count, nullptr);
+        other.fill_bytes(0);
+        ar.finish(nullptr);
+        ar.start(di.data(), count, nullptr);
+        other.fill_bytes(1);
+        ar.finish(nullptr);
+      } else {
+        ar.run(dd.data(), count, nullptr);
+        ar.run(di.data(), count, nullptr);
+      }
       const std::vector<double> gd = dd.download();
       const std::vector<std::int64_t> gi = di.download();
       std::int64_t bad = 0;
       for (int j = 0; j < count; ++j) {
-        // Round 0: sum_r (r + 1) x_j; round 1 sums those sums again: P times round 0's.
-        const std::int64_t k = round == 0 ? p * (p + 1) / 2 : p * p * (p + 1) / 2;
         if (gd[static_cast<std::size_t>(j)] != static_cast<double>(k * (j + 1))) ++bad;
         if (gi[static_cast<std::size_t>(j)] != k * ((std::int64_t{1} << 40) + j)) ++bad;
       }
       BOOST_TEST(bad == 0, bad << " wrong sums in round " << round << ", " << dist::to_string(comm.transport()));
     }
     BOOST_CHECK_THROW(ar.start(dd.data(), count + 1, nullptr), std::invalid_argument);
+    BOOST_CHECK_THROW(ar.run(dd.data(), count + 1, nullptr), std::invalid_argument);
   }
 }
 

@@ -70,6 +70,9 @@ public:
   void start_rank_sum(double* d_sums, int count, stream_t stream) const override;
   void start_rank_sum_exact(std::int64_t* d_words, int count, stream_t stream) const override;
   void finish_rank_sum(stream_t stream) const override;
+  /// In stream order on the NCCL path (dist::device_allreduce::run): no side stream to wait for.
+  void rank_sum(double* d_sums, int count, stream_t stream) const override;
+  void rank_sum_exact(std::int64_t* d_words, int count, stream_t stream) const override;
   /// Connects the ranks' NCCL peers for the halo and the sums (dist::device_spmv::connect,
   /// dist::device_allreduce::connect), which NCCL otherwise does inside the first SpMV and the first sum
   /// (0.2-0.5 s on 2 H100s: inside a solve's first iteration). Collective; solve() calls it.

@@ -56,6 +56,10 @@ public:
   /// Work enqueued on `stream` after this call sees the sum started last. Between start and finish the
   /// solver may enqueue apply() (pipecg: the next SpMV while the dots travel); one sum in flight at a time.
   virtual void finish_rank_sum(stream_t stream) const;
+  /// The sum over ranks with nothing to overlap (cg, pcg, bicgstab): start and finish in one call. The
+  /// default calls the two; an operator may do it in stream order without a side stream.
+  virtual void rank_sum(double* d_sums, int count, stream_t stream) const;
+  virtual void rank_sum_exact(std::int64_t* d_words, int count, stream_t stream) const;
 };
 
 /// A CSR matrix on the device through libsparse: the SpMV plan is built once here (host analysis of the

@@ -161,26 +161,44 @@ struct solver<Value>::impl {
   template <int Block, class Op>
   void pass_spanning(const Op& op, bool defer) {
     constexpr int K = Op::k;
+    // Deferred: started now, finished at the next settle(); otherwise one in-order call
+    // (linear_operator::rank_sum: no side stream on the NCCL path).
     if (opt.reproducible) {
       launch_exact<Block, true>(op);
-      a->start_rank_sum_exact(reinterpret_cast<std::int64_t*>(states.data()), K * reduce::exact_accumulator<Value>::words,
-                              stream);
-      pending = [this, op] {
-        a->finish_rank_sum(stream);
+      auto* words = reinterpret_cast<std::int64_t*>(states.data());
+      constexpr int count = K * reduce::exact_accumulator<Value>::words;
+      const auto finish = [this, op] {
         reduce::round_exact(states.data(), K, term_sums.data(), stream);
         detail::finish_terms<<<1, 1, 0, stream>>>(op, state.data(), term_sums.data());
         GPUKIT_CHECK_LAUNCH();
       };
+      if (!defer) {
+        a->rank_sum_exact(words, count, stream);
+        finish();
+        return;
+      }
+      a->start_rank_sum_exact(words, count, stream);
+      pending = [this, finish] {
+        a->finish_rank_sum(stream);
+        finish();
+      };
     } else {
       launch_fused<Block, true>(op);
-      a->start_rank_sum(totals.data(), K, stream);
-      pending = [this, op] {
-        a->finish_rank_sum(stream);
+      const auto finish = [this, op] {
         detail::finish_sums<<<1, 1, 0, stream>>>(op, state.data(), totals.data());
         GPUKIT_CHECK_LAUNCH();
       };
+      if (!defer) {
+        a->rank_sum(totals.data(), K, stream);
+        finish();
+        return;
+      }
+      a->start_rank_sum(totals.data(), K, stream);
+      pending = [this, finish] {
+        a->finish_rank_sum(stream);
+        finish();
+      };
     }
-    if (!defer) settle();
   }
 
   void apply(const Value* x, Value* y) { a->apply(x, y, stream); }

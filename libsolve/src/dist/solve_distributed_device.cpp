@@ -61,6 +61,16 @@ void device_operator<Value, Index>::finish_rank_sum(stream_t stream) const {
 }
 
 template <class Value, class Index>
+void device_operator<Value, Index>::rank_sum(double* d_sums, int count, stream_t stream) const {
+  sums_->run(d_sums, count, stream);
+}
+
+template <class Value, class Index>
+void device_operator<Value, Index>::rank_sum_exact(std::int64_t* d_words, int count, stream_t stream) const {
+  sums_->run(d_words, count, stream);
+}
+
+template <class Value, class Index>
 void device_operator<Value, Index>::connect(stream_t stream) const {
   spmv_->connect(stream);
   sums_->connect(stream);

@@ -31,6 +31,7 @@ grep -q '^GPUKIT_DISTRIBUTED:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null ||
   { echo "bench/dist.sh: $build has no distributed layer (GPUKIT_DISTRIBUTED): skipped" >&2; exit 0; }
 grep -q '^NCCL_LIBRARY:FILEPATH=.*nccl' "$build/CMakeCache.txt" ||
   { echo "bench/dist.sh: $build was configured without NCCL: skipped" >&2; exit 0; }
+build=$(cd "$build" && pwd)
 reduce="$build/apps/reduce/reduce"; solve="$build/apps/solve/solve"; spmv="$build/apps/spmv/spmv"
 for a in "$reduce" "$solve" "$spmv"; do [ -x "$a" ] || { echo "bench/dist.sh: $a not built" >&2; exit 1; }; done
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -46,8 +47,9 @@ it256=$([ ${#quick[@]} -gt 0 ] && echo 100 || echo 300)
 it128=$([ ${#quick[@]} -gt 0 ] && echo 200 || echo 500)
 run() {  # run LABEL RANKS N METHOD ITERATIONS [solve options...]
   local label=$1 ranks=$2 n=$3 method=$4 its=$5; shift 5
-  "${mpi[@]}" -n "$ranks" "$solve" run "$tmp/p$n.h5" --device gpu --precision float --method "$method" --tol 0 \
-    --max-iterations "$its" --rhs random --json "$out/dist-solve-$label.json" "$@" >"$tmp/$label.log" 2>&1 ||
+  # From the temporary folder, so that the reports name the matrix file and no machine path.
+  (cd "$tmp" && "${mpi[@]}" -n "$ranks" "$solve" run "p$n.h5" --device gpu --precision float --method "$method" \
+    --tol 0 --max-iterations "$its" --rhs random --json "$out/dist-solve-$label.json" "$@" >"$tmp/$label.log" 2>&1) ||
     [ $? -eq 1 ] || { echo "bench/dist.sh: $label failed:"; tail -3 "$tmp/$label.log"; exit 1; }  # 1: not converged (no tolerance)
 }
 run cg_256_1 1 256 cg "$it256"; run cg_256_$gpus "$gpus" 256 cg "$it256"

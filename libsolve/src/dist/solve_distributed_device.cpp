@@ -88,12 +88,7 @@ result solve(const dist::communicator& comm, const dist::distributed_csr<Value, 
       throw std::invalid_argument("graph mode is not available on the distributed GPU path (its sums over ranks may "
                                   "stage through the host, which a CUDA graph cannot capture)");
     if (a.global_rows() == 0) detail::check_shape(0, 0);
-    // A rank without rows aborts OpenMPI's MPI_Iallreduce with MPI_ERR_TRUNCATE on the host-staging path
-    // (seen on an H200, 2 ranks, a 1-row matrix; cause not found): refused, agreed on every rank.
-    if (a.local_rows() == 0)
-      throw std::invalid_argument("this rank holds no rows of the " + std::to_string(a.global_rows()) +
-                                  "-row matrix: the distributed GPU solve needs at least one row per rank (run "
-                                  "fewer ranks; the CPU path, --device cpu, allows ranks without rows)");
+    // A rank may hold no rows: its passes run on zero entries and it takes part in every sum over ranks.
     detail::check_local_matrix(a);
     if (opt.method == krylov_method::pcg) detail::check_local_diagonal(a);
   });

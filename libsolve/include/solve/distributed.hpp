@@ -95,8 +95,8 @@ private:
 /// iteration: cg and pcg 2, bicgstab 4, pipecg 1, which runs while the next SpMV does (NCCL: the
 /// all-reduce on the communicator's NCCL stream, which the halo exchange shares, so the halo follows it
 /// while the interior rows overlap it; host staging: MPI_Iallreduce in flight during the SpMV).
-/// options::graph is refused (std::invalid_argument: host staging cannot be captured). A rank may hold
-/// no rows (more ranks than rows), as on the CPU.
+/// options::graph is refused (std::invalid_argument: host staging cannot be captured), and so is a rank
+/// holding no rows (every rank must hold at least one; the CPU overload allows empty ranks).
 ///
 /// options::reproducible: each dot is the correctly rounded sum of the products rounded to Value: the
 /// local exact state (reduce::exact_accumulator, summed in the pass), all-reduced as int64 words, rounded once on the

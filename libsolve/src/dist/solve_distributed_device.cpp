@@ -88,7 +88,13 @@ result solve(const dist::communicator& comm, const dist::distributed_csr<Value, 
       throw std::invalid_argument("graph mode is not available on the distributed GPU path (its sums over ranks may "
                                   "stage through the host, which a CUDA graph cannot capture)");
     if (a.global_rows() == 0) detail::check_shape(0, 0);
-    // A rank may hold no rows: its passes run on zero entries and it takes part in every sum over ranks.
+    // With a rank without rows the ranks' collective sequences differ (cause not found): on one H200, 2
+    // ranks over host staging, a 1-row matrix, OpenMPI's MPI_Iallreduce met a collective of another size
+    // (MPI_ERR_TRUNCATE); on two H200s over NCCL the same run hung. Refused, agreed on every rank.
+    if (a.local_rows() == 0)
+      throw std::invalid_argument("this rank holds no rows of the " + std::to_string(a.global_rows()) +
+                                  "-row matrix: the distributed GPU solve needs at least one row per rank (run "
+                                  "fewer ranks; the CPU path, --device cpu, allows ranks without rows)");
     detail::check_local_matrix(a);
     if (opt.method == krylov_method::pcg) detail::check_local_diagonal(a);
   });

@@ -178,6 +178,21 @@ void check_compensated(test::path p) {
 
 BOOST_AUTO_TEST_SUITE(exact)
 
+/// Limbs on the host for the exact pieces' sinks (every digit checked to land in range), rounded once.
+template <class T>
+struct host_limbs {
+  static constexpr int L = reduce::detail::exact_traits<T>::limbs;
+  std::vector<std::int64_t> limb = std::vector<std::int64_t>(L, 0);
+  std::vector<std::uint32_t> digits = std::vector<std::uint32_t>(L);
+  auto sink() {
+    return [this](int k, long long d) {
+      BOOST_REQUIRE(k >= 0 && k < L);
+      limb[static_cast<std::size_t>(k)] += d;
+    };
+  }
+  T round(unsigned flags) { return reduce::detail::exact_to_float<T>(limb.data(), flags, digits.data()); }
+};
+
 CPU_TEST_CASE_TEMPLATE(reference_reproducible_sum_is_correctly_rounded, T, float_types) {
   check_reproducible_random<T>(test::path::reference);
   check_reproducible_exact_cases<T>(test::path::reference);
@@ -190,15 +205,9 @@ CPU_TEST_CASE_TEMPLATE(reference_reproducible_sum_is_correctly_rounded, T, float
 // range, subnormals, zeros), cancels (1e30-sized pairs) and holds inf/NaN.
 template <class T, class Window = reduce::detail::exact_window<T>>
 void check_window_against_twin(const std::vector<T>& x, std::uint64_t seed) {
-  using reduce::detail::exact_traits;
-  constexpr int L = exact_traits<T>::limbs;
   constexpr int N = 64 / static_cast<int>(sizeof(T));  // the kernel's tile: 4 x 16 bytes
-  std::vector<std::int64_t> limbs(L, 0);
-  std::vector<std::uint32_t> digits(L);
-  auto sink = [&](int k, long long d) {
-    BOOST_REQUIRE(k >= 0 && k < L);
-    limbs[static_cast<std::size_t>(k)] += d;
-  };
+  host_limbs<T> limbs;
+  auto sink = limbs.sink();
   auto g = test::rng(seed);
   unsigned flags = 0;
   std::size_t i = 0;
@@ -219,7 +228,7 @@ void check_window_against_twin(const std::vector<T>& x, std::uint64_t seed) {
     w.flush(sink);
     flags |= w.flags;
   }
-  const T got = reduce::detail::exact_to_float<T>(limbs.data(), flags, digits.data());
+  const T got = limbs.round(flags);
   const T twin = reduce::reference::reproducible_sum(x.data(), static_cast<std::int64_t>(x.size()));
   BOOST_TEST(same_bits(got, twin), "window " << got << " vs CPU twin " << twin);
 }
@@ -233,36 +242,40 @@ void check_windows_against_twin(const std::vector<T>& x, std::uint64_t seed) {
     check_window_against_twin<T, reduce::detail::exact_window<float, reduce::detail::wide_float_window>>(x, seed);
 }
 
-CPU_TEST_CASE_TEMPLATE(gpu_window_accumulator_gives_the_twins_bits, T, float_types) {
+/// Random bit patterns of n elements: every exponent (subnormals, huge values; powers of two and zeros one
+/// time in eight), the non-finite ones replaced by zeros; the same sorted by magnitude down and up (a window
+/// moves down, then up); then with +inf, -inf and a NaN added in turn.
+template <class T>
+std::vector<std::vector<T>> every_exponent_sets(std::int64_t n, std::uint64_t stream) {
   using tr = reduce::detail::exact_traits<T>;
+  auto g = test::rng(stream);
+  std::vector<T> wide(static_cast<std::size_t>(n));
+  for (auto& v : wide) {
+    typename tr::bits_t b = static_cast<typename tr::bits_t>(g());
+    if (((b >> tr::mant_bits) & tr::exp_mask) == static_cast<typename tr::bits_t>(tr::exp_mask)) b = 0;
+    if (g() % 8 == 0) b &= ~(((typename tr::bits_t{1} << tr::mant_bits) - 1));
+    std::memcpy(&v, &b, sizeof v);
+  }
+  std::vector<std::vector<T>> sets = {wide, wide};
+  std::sort(sets[1].begin(), sets[1].end(), [](T a, T b) { return std::fabs(a) > std::fabs(b); });
+  sets.push_back(std::vector<T>(sets[1].rbegin(), sets[1].rend()));
+  wide[wide.size() / 2] = std::numeric_limits<T>::infinity();
+  sets.push_back(wide);
+  wide[0] = -std::numeric_limits<T>::infinity();
+  sets.push_back(wide);
+  wide[wide.size() - 1] = std::numeric_limits<T>::quiet_NaN();
+  sets.push_back(wide);
+  return sets;
+}
+
+CPU_TEST_CASE_TEMPLATE(gpu_window_accumulator_gives_the_twins_bits, T, float_types) {
   for (std::int64_t n : {std::int64_t{1}, std::int64_t{17}, std::int64_t{1000}, std::int64_t{100003}}) {
     BOOST_TEST_CONTEXT("n = " << n) {
       check_windows_against_twin(test::random_vector<T>(n, T(-1), T(1), 900 + static_cast<std::uint64_t>(n)), 1);
       long double exact = 0;
       check_windows_against_twin(cancelling_input<T>(n, 950 + static_cast<std::uint64_t>(n), exact), 2);
-      // Random bit patterns: every exponent (subnormals, huge values), with the non-finite ones
-      // replaced by zeros, then the same with a few infinities and a NaN.
-      auto g = test::rng(990 + static_cast<std::uint64_t>(n));
-      std::vector<T> wide(static_cast<std::size_t>(n));
-      for (auto& v : wide) {
-        typename tr::bits_t b = static_cast<typename tr::bits_t>(g());
-        if (((b >> tr::mant_bits) & tr::exp_mask) == static_cast<typename tr::bits_t>(tr::exp_mask)) b = 0;
-        if (g() % 8 == 0) b &= ~(((typename tr::bits_t{1} << tr::mant_bits) - 1));  // powers of two, zeros
-        std::memcpy(&v, &b, sizeof v);
-      }
-      check_windows_against_twin(wide, 3);
-      // Same exponents, magnitudes shrinking then growing: the window moves down and up.
-      std::vector<T> ramp(wide);
-      std::sort(ramp.begin(), ramp.end(), [](T a, T b) { return std::fabs(a) > std::fabs(b); });
-      check_windows_against_twin(ramp, 4);
-      std::reverse(ramp.begin(), ramp.end());
-      check_windows_against_twin(ramp, 5);
-      wide[wide.size() / 2] = std::numeric_limits<T>::infinity();
-      check_windows_against_twin(wide, 6);
-      wide[0] = -std::numeric_limits<T>::infinity();
-      check_windows_against_twin(wide, 7);
-      wide[wide.size() - 1] = std::numeric_limits<T>::quiet_NaN();
-      check_windows_against_twin(wide, 8);
+      const auto sets = every_exponent_sets<T>(n, 990 + static_cast<std::uint64_t>(n));
+      for (std::size_t k = 0; k < sets.size(); ++k) check_windows_against_twin(sets[k], 3 + k);
     }
   }
 }
@@ -273,8 +286,6 @@ CPU_TEST_CASE_TEMPLATE(gpu_window_accumulator_gives_the_twins_bits, T, float_typ
 // ones, so any bit lost in the first tile's double changes the result (which must be that small term).
 // The same with the terms one exponent higher (t = 25) leaves the window: they take the slow path.
 CPU_TEST_CASE(gpu_float_window_tile_sum_is_exact_at_the_window_edges) {
-  using reduce::detail::exact_traits;
-  constexpr int L = exact_traits<float>::limbs;
   const int top = reduce::detail::window_traits<float>::width - 1;  // 24
   const int centre = reduce::detail::window_traits<float>::centre;
   const int base = 100;                        // the window x0 opens: p0 - centre
@@ -286,12 +297,8 @@ CPU_TEST_CASE(gpu_float_window_tile_sum_is_exact_at_the_window_edges) {
   for (int shift : {0, 1}) {
     BOOST_TEST_CONTEXT("big terms at t = " << top + shift) {
       const float big = make((1u << 24) - 1u, base + top + shift);
-      std::vector<std::int64_t> limbs(L, 0);
-      std::vector<std::uint32_t> digits(L);
-      auto sink = [&](int k, long long d) {
-        BOOST_REQUIRE(k >= 0 && k < L);
-        limbs[static_cast<std::size_t>(k)] += d;
-      };
+      host_limbs<float> limbs;
+      auto sink = limbs.sink();
       reduce::detail::exact_window<float> w;
       w.add(x0, sink);
       BOOST_TEST(w.base() == base);
@@ -306,9 +313,145 @@ CPU_TEST_CASE(gpu_float_window_tile_sum_is_exact_at_the_window_edges) {
       w.add_tile(t2, sink);
       w.add(-x0, sink);
       w.flush(sink);
-      const float got = reduce::detail::exact_to_float<float>(limbs.data(), w.flags, digits.data());
+      const float got = limbs.round(w.flags);
       BOOST_TEST(same_bits(got, tiny), "got " << got << ", expected " << tiny);
     }
+  }
+}
+
+// reduce::exact::add_staged and its end_block (the stencil SpMV's exact dots): float terms summed in a
+// double RUN per thread while that stays exact, the limbs taking what would round (detail::spill_to_limbs,
+// the device's slow path), then a block's 256 runs merged as the device merges them (detail::merge_runs:
+// a shuffle-down tree per warp, then the 8 warps' runs in order) and the block's run added to the limbs.
+// The same data sets as the windows above, split into random "threads"; the result must be the CPU
+// twin's bits. `taken` / `spilled` count the runs' two outcomes and `merged_exactly` / `merge_spills`
+// the merges': each data set must exercise both, else the check could not catch a run that rounds.
+struct staged_counts {
+  std::int64_t taken = 0, spilled = 0, merged_exactly = 0, merge_spills = 0;
+};
+template <class Sink>
+reduce::detail::float_run merge_block(std::vector<reduce::detail::float_run> runs, Sink&& sink, staged_counts& c) {
+  using reduce::detail::float_run;
+  BOOST_REQUIRE(runs.size() <= 256);
+  runs.resize(256);  // threads without rows hold zero
+  auto merge = [&](float_run a, const float_run& b) {
+    float_run probe = a;
+    (probe.try_add(b.value) ? c.merged_exactly : c.merge_spills) += 1;
+    return reduce::detail::merge_runs(a, b, sink);
+  };
+  std::vector<float_run> warp(8);
+  for (int w = 0; w < 8; ++w) {
+    float_run* r = &runs[static_cast<std::size_t>(w) * 32];
+    for (int o = 16; o > 0; o >>= 1)
+      for (int lane = 0; lane < o; ++lane) r[lane] = merge(r[lane], r[lane + o]);  // lane + o: its value before this step
+    warp[static_cast<std::size_t>(w)] = r[0];
+  }
+  float_run b = warp[0];
+  for (int w = 1; w < 8; ++w) b = merge(b, warp[static_cast<std::size_t>(w)]);
+  return b;
+}
+staged_counts check_staged_against_twin(const std::vector<float>& x, std::uint64_t seed) {
+  host_limbs<float> limbs;
+  auto sink = limbs.sink();
+  auto g = test::rng(seed);
+  unsigned flags = 0;
+  staged_counts c;
+  std::vector<reduce::detail::float_run> block;
+  std::size_t block_threads = 1 + g() % 256;  // blocks of 1..256 threads
+  std::size_t i = 0;
+  while (i < x.size()) {
+    reduce::detail::float_run run;
+    const std::size_t end = std::min<std::size_t>(x.size(), i + 1 + g() % 60);  // a thread's rows
+    for (; i < end; ++i) {
+      if (run.try_add(x[i])) {
+        ++c.taken;
+      } else {
+        ++c.spilled;
+        reduce::detail::spill_to_limbs(run, x[i], sink, flags);
+      }
+    }
+    block.push_back(run);
+    if (block.size() == block_threads || i == x.size()) {
+      reduce::detail::emit_run(merge_block(block, sink, c), sink);
+      block.clear();
+      block_threads = 1 + g() % 256;
+    }
+  }
+  const float got = limbs.round(flags);
+  const float twin = reduce::reference::reproducible_sum(x.data(), static_cast<std::int64_t>(x.size()));
+  BOOST_TEST(same_bits(got, twin), "staged " << got << " vs CPU twin " << twin);
+  return c;
+}
+
+CPU_TEST_CASE(gpu_staged_float_sum_gives_the_twins_bits) {
+  for (std::int64_t n : {std::int64_t{1}, std::int64_t{17}, std::int64_t{1000}, std::int64_t{100003}}) {
+    BOOST_TEST_CONTEXT("n = " << n) {
+      const auto uniform = check_staged_against_twin(test::random_vector<float>(n, -1.0f, 1.0f, 1900 + static_cast<std::uint64_t>(n)), 1);
+      long double exact = 0;
+      const auto cancel = check_staged_against_twin(cancelling_input<float>(n, 1950 + static_cast<std::uint64_t>(n), exact), 2);
+      const auto sets = every_exponent_sets<float>(n, 1990 + static_cast<std::uint64_t>(n));
+      const auto spread = check_staged_against_twin(sets[0], 3);
+      for (std::size_t k = 1; k < sets.size(); ++k) check_staged_against_twin(sets[k], 3 + k);
+      if (n >= 1000) {  // both outcomes of the runs and the merges, so a rounded sum kept would show
+        BOOST_TEST(uniform.taken > 0);
+        BOOST_TEST(uniform.merged_exactly > 0);
+        BOOST_TEST(spread.taken > 0);
+        BOOST_TEST(spread.spilled > 0);
+        BOOST_TEST(spread.merge_spills > 0);
+        BOOST_TEST(cancel.spilled > 0);
+      }
+    }
+  }
+}
+
+// The run's exactness test at its edge: 2^29 + 2^-23 needs 53 bits (a double's), 2^29 + 2^-24 needs 54.
+// A run that took the second would hold 2^29 and lose the small term: {2^29, 2^-24, -2^29} must sum to
+// 2^-24 exactly. A run of 2^126 or more is refused (split() must stay in float range). And split():
+// three floats whose sum is exactly the run, for random runs of up to 53 bits from the subnormal range
+// to 2^123.
+CPU_TEST_CASE(gpu_staged_float_run_refuses_what_a_double_would_round) {
+  reduce::detail::float_run run;
+  BOOST_TEST(run.try_add(0x1p29f));
+  BOOST_TEST(run.try_add(0x1p-23f));
+  BOOST_TEST(run.value == 0x1p29 + 0x1p-23);
+  BOOST_TEST(!run.try_add(0x1p-24f));
+  BOOST_TEST(run.value == 0x1p29 + 0x1p-23, "a refused term leaves the run as it was");
+  BOOST_TEST(run.spill_term(0x1p-24f), "the smaller term goes to the limbs");
+  BOOST_TEST(!run.spill_term(0x1p60f), "a larger term takes the run's place");
+  BOOST_TEST(run.spill_term(std::numeric_limits<float>::infinity()));
+  BOOST_TEST(!run.try_add(std::numeric_limits<float>::quiet_NaN()));
+
+  const std::vector<float> edge = {0x1p29f, 0x1p-24f, -0x1p29f};
+  check_staged_against_twin(edge, 11);
+  host_limbs<float> limbs;
+  auto sink = limbs.sink();
+  reduce::detail::float_run r;
+  unsigned f = 0;
+  for (float t : edge)
+    if (!r.try_add(t)) reduce::detail::spill_to_limbs(r, t, sink, f);
+  reduce::detail::emit_run(r, sink);
+  const float got = limbs.round(f);
+  BOOST_TEST(same_bits(got, 0x1p-24f), "got " << got);
+
+  reduce::detail::float_run big;
+  BOOST_TEST(big.try_add(0x1.8p125f));
+  BOOST_TEST(!big.try_add(0x1.8p125f), "3 * 2^125 >= 2^126");
+
+  auto g = test::rng(1999);
+  std::uniform_int_distribution<int> expo(-149, 100);
+  for (int k = 0; k < 20000; ++k) {
+    reduce::detail::float_run s;
+    const int e = expo(g);
+    for (int j = 0; j < 8; ++j) {  // terms over 29 exponents: runs of up to 53 bits
+      const float t = std::ldexp(static_cast<float>(static_cast<std::int32_t>(g() % (1u << 24)) - (1 << 23)),
+                                 std::max(e - static_cast<int>(g() % 30), -149));
+      s.try_add(t);
+    }
+    float part[3];
+    s.split(part);
+    const long double back = static_cast<long double>(part[0]) + part[1] + part[2];  // <= 53 bits: exact
+    BOOST_TEST(back == static_cast<long double>(s.value), "split of " << s.value);
+    BOOST_TEST(std::isfinite(part[0]));
   }
 }
 

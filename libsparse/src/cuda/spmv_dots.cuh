@@ -7,10 +7,11 @@
 // reduce::block::block_reduce (libreduce's fixed tree), and the last block to finish adds the per-block
 // partials (thread t: blocks t, t + Block, ..., then the same tree). No value passes through an atomic, so
 // for a fixed grid the sums are bitwise the same run to run.
-// exact (dots_summation::exact): each term rounded to Value and added to the thread's exact window
-// (reduce::exact::thread_sum, wide: a thread's ~15 rows of a solver's vectors span many magnitudes), the
-// block's and grid's exact steps of reduce/cuda/exact_reduce.cuh, one rounding per sum in the last block:
-// integer sums, the same bits on any grid.
+// exact (dots_summation::exact): each term rounded to Value and summed exactly with the pieces of
+// reduce/cuda/exact_reduce.cuh: float into a double run per sum (add_staged: exact while the double sum
+// is, the block's limbs taking what would round; the block's runs merged by end_block), double into a
+// wide window per sum (thread_sum: a thread's rows of a solver's vectors span many magnitudes); then the
+// grid's exact step and one rounding per sum in the last block: integer sums, the same bits on any grid.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -51,10 +52,17 @@ struct dots_args {
 /// Which sums a row kernel takes: none (plain spmv), or spmv_dots's fast or exact ones.
 enum class dots_kind { none, fast, exact };
 
-/// A thread's exact sums (dots_kind::exact): three wide windows; a block's in exact_block().
+/// A thread's exact sums (dots_kind::exact): three wide windows; for float a run each instead
+/// (reduce::exact::add_staged: the terms summed in a double while that stays exact, the block's limbs
+/// taking what would round; the block's runs merged by reduce::exact::end_block). A block's sums in
+/// exact_block().
 template <class Value>
 struct exact_dot3 {
   reduce::exact::thread_sum<Value, true> t[3];
+};
+template <>
+struct exact_dot3<float> {
+  reduce::exact::float_run run[3];
 };
 template <class Value>
 using block_exact_dot3 = reduce::exact::block_sums<Value, 3, 256>;
@@ -77,7 +85,8 @@ __device__ __forceinline__ void start_dots(dot3& acc) {
 template <int Block, class Value>
 __device__ __forceinline__ void start_dots(exact_dot3<Value>& acc) {
   static_assert(Block == 256, "block_exact_dot3 is laid out for 256 threads");
-  reduce::exact::begin_block<Block>(exact_block<Value>(), acc.t);
+  if constexpr (std::is_same_v<Value, float>) reduce::exact::begin_block<Block>(exact_block<Value>());
+  else reduce::exact::begin_block<Block>(exact_block<Value>(), acc.t);
 }
 
 /// Row i's terms added to `acc`, each product formed in double (exact for float inputs: 24 + 24
@@ -104,7 +113,10 @@ __device__ __forceinline__ rounded_terms<Value> round_terms(Value xi, Value yi, 
 template <class Value>
 __device__ __forceinline__ void add_rounded(exact_dot3<Value>& acc, const rounded_terms<Value>& r) {
 #pragma unroll
-  for (int j = 0; j < 3; ++j) acc.t[j].add_tile(r.t[j]);
+  for (int j = 0; j < 3; ++j) {
+    if constexpr (std::is_same_v<Value, float>) reduce::exact::add_staged(acc.run[j], r.t[j][0], exact_block<Value>(), j);
+    else acc.t[j].add_tile(r.t[j]);
+  }
 }
 template <class Value>
 __device__ __forceinline__ void add_terms(exact_dot3<Value>& acc, Value xi, Value yi, Value wi) {
@@ -129,9 +141,10 @@ __device__ __forceinline__ void finish_dots(dot3 acc, const dots_args<Value>& ou
 }
 /// exact: the block's and the grid's exact steps; the last block's threads 0..2 round one sum each.
 template <int Block, class Value>
-__device__ __forceinline__ void finish_dots(const exact_dot3<Value>& acc, const dots_args<Value>& out) {
+__device__ __forceinline__ void finish_dots(exact_dot3<Value>& acc, const dots_args<Value>& out) {
   auto& s = exact_block<Value>();
-  reduce::exact::end_block<Block>(acc.t, s);
+  if constexpr (std::is_same_v<Value, float>) reduce::exact::end_block<Block>(acc.run, s);
+  else reduce::exact::end_block<Block>(acc.t, s);
   if (!reduce::exact::end_grid<Block>(s, out.exact_limb, out.exact_flags, out.exact_flags + 3)) return;
   const int j = static_cast<int>(threadIdx.x);
   if (j < 3) out.sums[j] = static_cast<double>(reduce::exact::round(s, j));

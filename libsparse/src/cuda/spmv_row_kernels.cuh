@@ -274,11 +274,13 @@ __device__ __forceinline__ const std::int32_t* stage_stencil_table(std::int32_t*
 /// w[row] are loaded with the row's first loads, before its gathers: loaded in the epilogue, after the
 /// row's dot, their latency came on top of the gathers' (H100, 160^3 float: 72 us against 60 us for the
 /// plain stencil SpMV, 16.4 MB more read). Dots == exact: each term rounded to Value and summed exactly
-/// (spmv_dots.cuh), for libsolve's reproducible mode; a row's rounded terms wait in registers and are
-/// added while the next row's loads are in flight (added at once, after the row's dot, the adds' ~100
-/// integer instructions stalled the loads behind them: H100, 160^3 float, reproducible cg 176.2 us per
-/// iteration; pipelined 151.4 against 158.5 with a separate exact dots pass, same run). 80 registers
-/// (float), 3 blocks per SM; held to 64 (4 blocks) it spills 52 bytes and took 172.4 us.
+/// (spmv_dots.cuh), for libsolve's reproducible mode. float: each thread's terms go into three double
+/// runs (reduce::exact::add_staged) right after the row's store, as the fast sums do: 40 registers, 6
+/// blocks per SM, like the fast kernel (H200, 160^3 float: 66.9-68.7 us, reproducible cg 107.3 us per
+/// iteration against 72.5-73.3 us and 118.3-118.6 with the wide windows below, same run). double: the
+/// terms go into wide windows (~100 integer instructions a row), so a row's terms wait in registers and
+/// are added while the next row's loads are in flight (added at once they stalled the loads: H100, float
+/// before the runs, 176.2 against 151.4 us per iteration).
 template <int Unroll, dots_kind Dots, class Value, class Index>
 __global__ void __launch_bounds__(stencil_block_threads)
 spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ pattern_of_row,
@@ -287,7 +289,9 @@ spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ p
   static_assert(Unroll == 0 || Unroll == stencil_unrolled_row, "a plain loop, or 8 loads in flight");
   __shared__ std::int32_t s_table[stencil_table_words];
   [[maybe_unused]] dots_acc<Dots, Value> acc;
-  [[maybe_unused]] rounded_terms<Value> pending{};  // exact: the previous row's terms
+  // double's exact terms wait for the next row's loads; float's runs add at once (see above).
+  constexpr bool deferred = Dots == dots_kind::exact && !std::is_same_v<Value, float>;
+  [[maybe_unused]] rounded_terms<Value> pending{};  // deferred: the previous row's terms
   const std::int32_t* off = stage_stencil_table(s_table, table, patterns, words);  // plan data: before the wait
   if constexpr (Dots != dots_kind::none) start_dots<stencil_block_threads, Value>(acc);
   gpukit::wait_for_prior_grids();  // launched with PDL (spmv.cu): x, y and w only after the kernel ahead ends
@@ -310,16 +314,16 @@ spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ p
     const int len = live ? s_table[p + 1] - first : 0;
     const std::int64_t begin = live ? static_cast<std::int64_t>(a.row_ptr[row]) : 0;
     const Value s = stencil_row_dot<Unroll>(a, x, row, begin, off + first, len, [&] {
-      if constexpr (Dots == dots_kind::exact) add_rounded(acc, pending);
+      if constexpr (deferred) add_rounded(acc, pending);
     });
-    if constexpr (Dots == dots_kind::exact) pending = rounded_terms<Value>{};
+    if constexpr (deferred) pending = rounded_terms<Value>{};
     if (live) {
       const Value yi = store_row(y, row, s, alpha, beta);
-      if constexpr (Dots == dots_kind::fast) add_terms(acc, xi, yi, wi);
-      if constexpr (Dots == dots_kind::exact) pending = round_terms(xi, yi, wi);
+      if constexpr (deferred) pending = round_terms(xi, yi, wi);
+      else if constexpr (Dots != dots_kind::none) add_terms(acc, xi, yi, wi);
     }
   }
-  if constexpr (Dots == dots_kind::exact) add_rounded(acc, pending);
+  if constexpr (deferred) add_rounded(acc, pending);
   if constexpr (Dots != dots_kind::none) finish_dots<stencil_block_threads>(acc, dots);
 }
 

@@ -8,7 +8,9 @@
 //
 //   thread  exact::thread_sum<T>: a window of the exact sum in registers (reduce/detail/exact_window.hpp);
 //           a term outside it (float: 2^20 below or 2^4 above; Wide: 2^40 / 2^24) goes to the block's
-//           shared limbs (rare).
+//           shared limbs (rare). float terms may go through add_staged instead: a double (float_run)
+//           that sums them while that stays exact, the limbs taking what would round; end_block(run, s)
+//           merges a block's runs the same way (no windows at all).
 //   block   exact::block_sums<T, K, Block> in shared memory; end_block() adds every thread's windows: a
 //           shuffle tree per warp, one lane per distinct limb adding into the warp's own row, then one
 //           thread per limb adding the rows (shared 64-bit atomics are compare-and-swap loops: all warps
@@ -25,8 +27,13 @@
 //   reduce::exact::end_block<256>(t, s);
 //   if (reduce::exact::end_grid<256>(s, limbs, flags, ticket) && threadIdx.x < 2)
 //     out[threadIdx.x] = reduce::exact::round(s, threadIdx.x);
+// Staged (float): the same with add_staged(run[j], t, s, j) for the adds, begin_block<256>(s) and
+// end_block<256>(run, s), float_run run[2] in place of t.
 // Limb magnitudes: a digit is < 2^32 (< 2^37 after a warp's sum) and a thread flushes once, so the int64
-// limbs hold any n < 2^31 terms per sum even if every term left its window.
+// limbs hold any n < 2^31 terms per sum even if every term left its window. Runs: a spill (a term, or a
+// run's three floats) adds at most 3 digits to a limb, so the limbs hold any data up to 2^29 terms per sum
+// in one launch, and larger n unless more than 2^31 / 3 terms leave their runs (0.02-0.04 % do for a
+// solver's dots, see add_staged).
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -51,6 +58,7 @@ struct block_sums {
   unsigned long long warp_limb[Block / 32][K][limbs<T>];
   unsigned flags[K];  // detail::exact_nan / exact_pos_inf / exact_neg_inf seen
   std::uint32_t digits[K][limbs<T>];
+  double warp_run[K][Block / 32];  // float runs (add_staged): each warp's, for end_block's last step
   bool last;
 };
 
@@ -83,16 +91,37 @@ class thread_sum {
   shared_sink sink_;
 };
 
+/// float: a term through a run (detail::float_run: a double holding an exact sum while it can) in front
+/// of the block's limbs for sum j: the run's check is inline (about 12 instructions, 2 registers a sum);
+/// a term that would make it round goes straight to s.limb[j] (shared atomics, two digits a float; rare:
+/// 0.02-0.04 % of the terms of cg's q.q on 3D Poisson 160^3, none of p.q and q.r, a host simulation).
+/// begin_block(s) before, end_block(run, s) after: no thread_sum at all. No call in the loop on purpose:
+/// with a window behind an out-of-line call as the spill target, the stencil SpMV with exact dots took
+/// 107-117 us against 74 (H200, 160^3 float: the call fenced the row's loads).
+using float_run = detail::float_run;
+
+template <int K, int Block>
+__device__ __forceinline__ void add_staged(float_run& run, float t, block_sums<float, K, Block>& s, int j) {
+  if (run.try_add(t)) return;
+  unsigned f = 0;
+  detail::spill_to_limbs(run, t, [&](int k, long long d) { atomicAdd(&s.limb[j][k], static_cast<unsigned long long>(d)); }, f);
+  if (f != 0) atomicOr(&s.flags[j], f);
+}
+
 /// Zeroes the block's sums and attaches each thread's t[j] to sum j. Every thread calls it (it ends with a
 /// barrier) before any thread_sum adds.
-template <int Block, class T, int K, bool Wide>
-__device__ void begin_block(block_sums<T, K, Block>& s, thread_sum<T, Wide> (&t)[K]) {
-#pragma unroll
-  for (int j = 0; j < K; ++j) t[j].attach(s.limb[j]);
+template <int Block, class T, int K>
+__device__ void begin_block(block_sums<T, K, Block>& s) {
   for (int i = static_cast<int>(threadIdx.x); i < K * limbs<T>; i += Block) (&s.limb[0][0])[i] = 0;
   for (int i = static_cast<int>(threadIdx.x); i < Block / 32 * K * limbs<T>; i += Block) (&s.warp_limb[0][0][0])[i] = 0;
   if (threadIdx.x < K) s.flags[threadIdx.x] = 0;
   __syncthreads();
+}
+template <int Block, class T, int K, bool Wide>
+__device__ void begin_block(block_sums<T, K, Block>& s, thread_sum<T, Wide> (&t)[K]) {
+#pragma unroll
+  for (int j = 0; j < K; ++j) t[j].attach(s.limb[j]);
+  begin_block<Block>(s);
 }
 
 }  // namespace reduce::exact
@@ -147,6 +176,37 @@ __device__ void end_block(const thread_sum<T, Wide> (&t)[K], block_sums<T, K, Bl
 #pragma unroll
     for (int w = 0; w < Block / 32; ++w) v += (&s.warp_limb[w][0][0])[i];
     (&s.limb[0][0])[i] = v;
+  }
+  __syncthreads();
+}
+
+/// add_staged's end: every thread's K runs into the block's limbs. Per warp a shuffle tree merges the
+/// runs (detail::merge_runs: their double sum where exact, else the smaller into the limbs), then
+/// threads 0..K-1 merge the warps' runs and add the block's to s.limb: about 5 shuffle steps a sum
+/// instead of a window's five 64-bit digit sums per distinct window base (end_block above). Every thread
+/// of the block calls it (shuffles, barriers); after it s.limb holds the block's exact totals.
+template <int Block, int K>
+__device__ void end_block(float_run (&run)[K], block_sums<float, K, Block>& s) {
+  const int lane = static_cast<int>(threadIdx.x) & (warp::warp_size - 1);
+  const int warp_id = static_cast<int>(threadIdx.x) / warp::warp_size;
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    auto to_limbs = [&](int k, long long d) { atomicAdd(&s.limb[j][k], static_cast<unsigned long long>(d)); };
+    float_run r = run[j];
+#pragma unroll
+    for (int o = warp::warp_size / 2; o > 0; o >>= 1) {
+      const float_run other{__shfl_down_sync(warp::full_mask, r.value, o)};
+      if (lane < o) r = detail::merge_runs(r, other, to_limbs);  // lanes >= o hold nothing of use now
+    }
+    if (lane == 0) s.warp_run[j][warp_id] = r.value;
+  }
+  __syncthreads();
+  if (threadIdx.x < K) {
+    const int j = static_cast<int>(threadIdx.x);
+    auto to_limbs = [&](int k, long long d) { atomicAdd(&s.limb[j][k], static_cast<unsigned long long>(d)); };
+    float_run r{s.warp_run[j][0]};
+    for (int w = 1; w < Block / 32; ++w) r = detail::merge_runs(r, float_run{s.warp_run[j][w]}, to_limbs);
+    detail::emit_run(r, to_limbs);
   }
   __syncthreads();
 }

@@ -316,4 +316,95 @@ struct exact_window {
   }
 };
 
+/// float only: a RUN, a double that holds an exact sum of floats while it can, in front of the limbs. A
+/// float has 24 significant bits and a double 53, so the terms a thread adds (a solver's dots: rows of
+/// vectors of similar magnitudes) mostly sum exactly in a double: about 12 instructions a term (convert,
+/// two adds, compares, selects) against ~33 integer ones for a wide window's term (unpack, 128-bit shift,
+/// negate, add), 2 registers a sum against 6, and a block's runs merge the same way (merge_runs) instead
+/// of a window's digit-by-digit warp sums. A term that would make the double sum round goes to the limbs
+/// instead (spill_to_limbs: the smaller of the two), so the runs and the limbs together always hold the
+/// exact sum: the same integer as adding every term to a window, hence the same bits.
+/// For double terms a run would rarely stay exact (53-bit terms): the wide window is used alone.
+struct float_run {
+  double value = 0;  // exactly a sum of floats: a multiple of 2^-149, |value| < 2^126 or one float
+
+  /// Adds b (a float, or another run's value) when the double sum is exact and below 2^126 (so split()
+  /// stays in float range); otherwise (NaN and Inf included) returns false and leaves value as it was.
+  /// Exactness by Dekker's Fast2Sum: with |a| >= |b| and s = fl(a + b), s - a is computed exactly, so
+  /// s == a + b iff fl(s - a) == b.
+  REDUCE_HD bool try_add(double b) {
+    const double s = value + b;
+    const bool run_larger = std::fabs(value) >= std::fabs(b);
+    const double big = run_larger ? value : b;
+    const double small = run_larger ? b : value;
+    const bool exact = s - big == small && std::fabs(s) < 0x1p126;
+    value = exact ? s : value;
+    return exact;
+  }
+
+  /// After try_add(t) failed: whether t is to go to the limbs (true: t is not finite, or no larger than
+  /// the run) or the run is (false: then restart(t)). Keeping the larger one in the run keeps the run
+  /// exact for the terms that follow it.
+  REDUCE_HD bool spill_term(double t) const { return !std::isfinite(t) || !(std::fabs(t) > std::fabs(value)); }
+  REDUCE_HD void restart(double t) { value = t; }
+
+  /// value as three floats whose sum is exactly value (zeros where fewer suffice): value is a multiple
+  /// of 2^-149 with <= 53 significant bits and |value| < 2^126 (or a float), so hi = fl(value) is finite,
+  /// value - hi needs <= 30 bits (|value - hi| <= ulp(hi) / 2, a multiple of value's last bit) and is
+  /// exact in double, mid = fl(value - hi) leaves <= 7 bits, and lo is that rest, a float exactly (a
+  /// multiple of 2^-149: subnormals included).
+  REDUCE_HD void split(float (&part)[3]) const {
+    part[0] = static_cast<float>(value);
+    const double r1 = value - static_cast<double>(part[0]);
+    part[1] = static_cast<float>(r1);
+    part[2] = static_cast<float>(r1 - static_cast<double>(part[1]));
+  }
+};
+
+/// A finite float straight into the limbs: the (at most two) radix-2^32 digits of its integer m << p
+/// (m < 2^24, so m << (p & 31) < 2^55); NaN and Inf set their flag instead.
+template <class Sink>
+REDUCE_HD void emit_float(float x, Sink&& sink, unsigned& flags) {
+  std::uint64_t m;
+  int p;
+  bool neg;
+  if (!decompose(x, m, p, neg, flags)) return;
+  const std::uint64_t v = m << (p & 31);
+  const auto lo = static_cast<long long>(v & 0xffffffffull);
+  const auto hi = static_cast<long long>(v >> 32);
+  const int k = p >> 5;
+  if (lo != 0) sink(k, neg ? -lo : lo);
+  if (hi != 0) sink(k + 1, neg ? -hi : hi);
+}
+/// A run's value into the limbs (its three floats).
+template <class Sink>
+REDUCE_HD void emit_run(const float_run& run, Sink&& sink) {
+  float part[3];
+  run.split(part);
+  unsigned none = 0;  // a run is finite
+  for (const float q : part) emit_float(q, sink, none);
+}
+
+/// After run.try_add(t) failed for a float term t: t into the limbs, or (t the larger) the run, and t
+/// starts a new run. So the run and the limbs together always hold the exact sum of the terms.
+template <class Sink>
+REDUCE_HD void spill_to_limbs(float_run& run, float t, Sink&& sink, unsigned& flags) {
+  if (run.spill_term(t)) {
+    emit_float(t, sink, flags);
+    return;
+  }
+  emit_run(run, sink);
+  run.restart(t);
+}
+
+/// Two runs into one (a block's tree): their double sum where exact, else the smaller one into the
+/// limbs and the larger kept.
+template <class Sink>
+REDUCE_HD float_run merge_runs(float_run a, const float_run& b, Sink&& sink) {
+  if (a.try_add(b.value)) return a;
+  const bool keep_a = std::fabs(a.value) >= std::fabs(b.value);
+  emit_run(keep_a ? b : a, sink);
+  return keep_a ? a : b;
+}
+
 }  // namespace reduce::detail

@@ -100,11 +100,17 @@ class thread_sum {
 /// 107-117 us against 74 (H200, 160^3 float: the call fenced the row's loads).
 using float_run = detail::float_run;
 
+/// The sink that adds a digit to sum j's limbs of the block (a shared atomic: other threads add too).
+template <class T, int K, int Block>
+__device__ __forceinline__ auto limb_adder(block_sums<T, K, Block>& s, int j) {
+  return [&s, j](int k, long long d) { atomicAdd(&s.limb[j][k], static_cast<unsigned long long>(d)); };
+}
+
 template <int K, int Block>
 __device__ __forceinline__ void add_staged(float_run& run, float t, block_sums<float, K, Block>& s, int j) {
   if (run.try_add(t)) return;
   unsigned f = 0;
-  detail::spill_to_limbs(run, t, [&](int k, long long d) { atomicAdd(&s.limb[j][k], static_cast<unsigned long long>(d)); }, f);
+  detail::spill_to_limbs(run, t, limb_adder(s, j), f);
   if (f != 0) atomicOr(&s.flags[j], f);
 }
 
@@ -191,22 +197,20 @@ __device__ void end_block(float_run (&run)[K], block_sums<float, K, Block>& s) {
   const int warp_id = static_cast<int>(threadIdx.x) / warp::warp_size;
 #pragma unroll
   for (int j = 0; j < K; ++j) {
-    auto to_limbs = [&](int k, long long d) { atomicAdd(&s.limb[j][k], static_cast<unsigned long long>(d)); };
     float_run r = run[j];
 #pragma unroll
     for (int o = warp::warp_size / 2; o > 0; o >>= 1) {
       const float_run other{__shfl_down_sync(warp::full_mask, r.value, o)};
-      if (lane < o) r = detail::merge_runs(r, other, to_limbs);  // lanes >= o hold nothing of use now
+      if (lane < o) r = detail::merge_runs(r, other, limb_adder(s, j));  // lanes >= o hold nothing of use now
     }
     if (lane == 0) s.warp_run[j][warp_id] = r.value;
   }
   __syncthreads();
   if (threadIdx.x < K) {
     const int j = static_cast<int>(threadIdx.x);
-    auto to_limbs = [&](int k, long long d) { atomicAdd(&s.limb[j][k], static_cast<unsigned long long>(d)); };
     float_run r{s.warp_run[j][0]};
-    for (int w = 1; w < Block / 32; ++w) r = detail::merge_runs(r, float_run{s.warp_run[j][w]}, to_limbs);
-    detail::emit_run(r, to_limbs);
+    for (int w = 1; w < Block / 32; ++w) r = detail::merge_runs(r, float_run{s.warp_run[j][w]}, limb_adder(s, j));
+    detail::emit_run(r, limb_adder(s, j));
   }
   __syncthreads();
 }

@@ -60,8 +60,9 @@ public:
 
   /// Solves A x = b from x0 = 0 on `stream`. d_b, d_x: device memory of n entries; n must equal the operator's
   /// size (std::invalid_argument otherwise, as for NaN or Inf in b, found on the device at the first status
-  /// check). Synchronizes `stream` every check_every iterations and at the end (to return the result); with
-  /// options::graph only at the start and the end (the loop is one graph launch).
+  /// check). Waits for a status copy every check_every iterations (pipecg: synchronizes `stream`) and
+  /// synchronizes at the end (to return the result); with options::graph only at the start and the end (the
+  /// loop is one graph launch).
   /// Deterministic as described in the header comment.
   result solve(const Value* d_b, Value* d_x, std::int64_t n, stream_t stream = nullptr);
   /// As solve(), starting from the x0 that d_x holds on entry.

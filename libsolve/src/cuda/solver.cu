@@ -32,6 +32,10 @@ using detail::solver_state;
 /// The most sums any op yields (pipe_recomputed: 6).
 constexpr int max_sums = detail::pipe_sums;
 
+/// Iterations still queued when the lagged status check's copy lands (run_loop): two, so that the host's
+/// wake-up and its next launch (~10-20 us) hide behind them even at 64^3 (cg ~17 us an iteration on an H200).
+constexpr int status_lag = 2;
+
 template <class Value>
 struct solver<Value>::impl {
   const linear_operator<Value>* a = nullptr;
@@ -60,6 +64,7 @@ struct solver<Value>::impl {
   gpukit::device_buffer<double> history;
   gpukit::device_buffer<solver_state> state;
   solver_state* host_state = nullptr;  // pinned: the status check's copy target
+  cudaEvent_t status_copied = nullptr;  // after the lagged status check's copy (run_loop); made at first use
   stream_t stream = nullptr;
   // options::graph: the captured loop, rebuilt when d_x changes (its kernels hold the pointer). Captured on
   // a stream of its own: the legacy default stream, which callers may pass, cannot be captured.
@@ -72,6 +77,7 @@ struct solver<Value>::impl {
     if (graph_exec) (void)cudaGraphExecDestroy(graph_exec);
     if (graph) (void)cudaGraphDestroy(graph);
     if (host_state) (void)cudaFreeHost(host_state);
+    if (status_copied) (void)cudaEventDestroy(status_copied);
   }
 
   // ---- launching one op ------------------------------------------------------------------------------------
@@ -225,6 +231,20 @@ struct solver<Value>::impl {
     GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
+  /// The lagged status check's first half: the same copy as fetch(all), enqueued, and an event after it;
+  /// wait_status() is the second half. The host reads host_state only after the wait.
+  void post_status(bool all) {
+    settle();
+    if (!status_copied) GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&status_copied, cudaEventDisableTiming));
+    if (all)
+      GPUKIT_CUDA_CHECK(cudaMemcpyAsync(host_state, state.data(), sizeof(solver_state), cudaMemcpyDeviceToHost, stream));
+    else
+      GPUKIT_CUDA_CHECK(cudaMemcpyAsync(&host_state->status, &state.data()->status, 2 * sizeof(int),
+                                        cudaMemcpyDeviceToHost, stream));
+    GPUKIT_CUDA_CHECK(cudaEventRecord(status_copied, stream));
+  }
+  void wait_status() { GPUKIT_CUDA_CHECK(cudaEventSynchronize(status_copied)); }
+
   void build_graph(const std::function<void()>& iterate, const Value* x);
   void run_loop(const std::function<void()>& iterate, const std::function<void(int)>& replace,
                 const std::function<void()>& gap_check);
@@ -279,26 +299,48 @@ void solver<Value>::impl::build_graph(const std::function<void()>& iterate, cons
 }
 
 /// The host-driven loop: check_every iterations between status checks; iterations after a stop (or after a
-/// pipecg status asking for a recomputation) are no-ops. The segment is sized from the device's own count,
-/// so iterations skipped while a recomputation waited for the check are launched again, and pipecg's gap
-/// check lands after iterations that are multiples of its period, as on the CPU path.
+/// pipecg status asking for a recomputation) are no-ops.
+/// cg, pcg, bicgstab: the check lags: the status is copied `status_lag` iterations before the segment's end
+/// and the host waits for that copy, not for the stream, so the GPU still has those iterations queued while
+/// the host wakes and enqueues the next segment (a drained queue costs ~10-20 us: a sync's wake-up, then
+/// the first launch's latency). A stop is seen at most check_every + status_lag - 1 iterations late (no-ops,
+/// but their SpMVs run). The host counts what it enqueued, so max_iterations holds exactly.
+/// pipecg: the check waits for the stream (its host reacts to the status at once: restarts, refreshes), and
+/// the segment is sized from the device's own count, so iterations skipped while a recomputation waited for
+/// the check are launched again, and the gap check lands after iterations that are multiples of its period,
+/// as on the CPU path.
 template <class Value>
 void solver<Value>::impl::run_loop(const std::function<void()>& iterate, const std::function<void(int)>& replace,
                                    const std::function<void()>& gap_check) {
-  const int gap_every = opt.method == krylov_method::pipecg ? detail::pipecg_check_every<Value>(opt) : 0;
+  const bool pipe = opt.method == krylov_method::pipecg;
+  const int gap_every = pipe ? detail::pipecg_check_every<Value>(opt) : 0;
+  const int lag = pipe ? 0 : std::min(status_lag, opt.check_every - 1);
+  const bool all = static_cast<bool>(opt.progress);
+  int enqueued = host_state->iterations;
   for (;;) {
     const int status = host_state->status;
     if (status == detail::status_replace || status == detail::status_refresh || status == detail::status_claim) {
       replace(status);
       fetch(false);
+      enqueued = host_state->iterations;
       continue;
     }
-    if (status != detail::status_running || host_state->iterations >= opt.max_iterations) break;
-    int segment = std::min(opt.check_every, opt.max_iterations - host_state->iterations);
-    if (gap_every > 0) segment = std::min(segment, gap_every - host_state->iterations % gap_every);
-    for (int k = 0; k < segment; ++k) iterate();
-    if (gap_every > 0 && (host_state->iterations + segment) % gap_every == 0) gap_check();
-    fetch(static_cast<bool>(opt.progress));
+    if (status != detail::status_running || enqueued >= opt.max_iterations) break;
+    int segment = std::min(opt.check_every, opt.max_iterations - enqueued);
+    if (gap_every > 0) segment = std::min(segment, gap_every - enqueued % gap_every);
+    const bool lagged = lag > 0 && segment > lag;
+    for (int k = 0; k < segment; ++k) {
+      iterate();
+      if (lagged && k == segment - 1 - lag) post_status(all);
+    }
+    enqueued += segment;
+    if (gap_every > 0 && enqueued % gap_every == 0) gap_check();
+    if (lagged) {
+      wait_status();
+    } else {
+      fetch(all);
+      if (pipe) enqueued = host_state->iterations;
+    }
     if (opt.progress) opt.progress(host_state->iterations, std::sqrt(host_state->rr));
   }
 }

@@ -356,6 +356,9 @@ CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
   BOOST_TEST((choice(sparse::generate_laplace_2d<double, int64_t>(40)) == spmv_algorithm::scalar));
   BOOST_TEST((choice(sparse::generate_laplace_3d<double, int64_t>(20)) == spmv_algorithm::scalar));
   BOOST_TEST((choice(sparse::generate_random_k<double, int64_t>(5000, 5000, 2, 3)) == spmv_algorithm::vector));
+  // Rows of 3 and 4 (a few duplicates merged: means just below 3 and 4): scalar, not vector.
+  BOOST_TEST((choice(sparse::generate_random_k<double, int64_t>(5000, 5000, 3, 4)) == spmv_algorithm::scalar));
+  BOOST_TEST((choice(sparse::generate_random_k<double, int64_t>(5000, 5000, 4, 5)) == spmv_algorithm::scalar));
   BOOST_TEST((choice(from_lengths(100000, std::vector<int64_t>(20, 5000), 64)) == spmv_algorithm::adaptive));  // uniform, > 1024
   BOOST_TEST((choice(sparse::generate_power_law<double, int64_t>(40000, 40000, 3)) == spmv_algorithm::adaptive));
   // Launch-bound irregular matrices (<= 16,384 rows and 2^18 entries): one warp per row.

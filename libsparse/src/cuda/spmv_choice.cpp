@@ -63,8 +63,15 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //  * warp_per_row: 4-entry chunks per lane; ties vector(32) on uniformly long rows; 31 of 32 lanes idle
 //    on short rows. Never chosen (block_per_row is 2.5 % faster where it would be).
 //  * vector (W = 2..32 lanes per row, choose_vector_width: ~4 entries per lane): best measured on
-//    uniform rows of 1-3 entries (random2, W = 2, evict-first entry loads because its 32 MB x fights the
-//    streamed entries for L2: 161.5 us, 1.10x ALG1 [1]; 172.7 us with plain loads) and of 13-63 entries
+//    uniform rows of 1-2 entries (random2, W = 2, evict-first entry loads because its 32 MB x fights the
+//    streamed entries for L2: 161.5 us, 1.10x ALG1 [1]; 172.7 us with plain loads), not of 3-4: the SpMV
+//    corpus (H200, 2026-11-27, median us, scalar / vector): banded_k1_10m (3 a row) 100.6 / 151.9,
+//    random_k4_10m (4 a row, random columns) 468.4 / 502.5, banded_k1_1k 6.0 / 6.8; random rows of 10M x 2,
+//    3 and 4 entries drawn with other seeds (`spmv bench --corpus`, same GPU and day): vector 244.3 / 402.5 /
+//    506.8, scalar 270.4 / 394.6 / 471.5 (ALG1 250.7 / 349.2 / 440.6; adaptive 248.7 / 350.0 / 449.1 wins
+//    the rows of 3 and 4 with random columns, and loses to scalar where the columns are near the diagonal:
+//    rect_1m_x_1k 38.7 / 30.9, banded_k4_100k 17.1 / 8.7; no row statistic here tells the two apart, so
+//    scalar keeps them); and of 13-63 entries
 //    (random16, W = 4: 255.5 us, still 0.94x ALG1: 32M random 4-byte gathers from L2 bound every
 //    variant and cuSPARSE alike at 125-133 G gathers/s).
 //  * adaptive (CSR-stream tiles of short rows, a warp per medium row, a block per long row, split very
@@ -98,7 +105,7 @@ spmv_algorithm choose_algorithm(const row_stats& s) {
   const bool uniform = cv < 0.25 && s.max_length <= 2 * s.mean_length + 2;
   const bool launch_bound = s.rows <= 16384 && s.nnz <= (std::int64_t{1} << 18);
   if (!uniform) return launch_bound ? spmv_algorithm::warp_per_row : spmv_algorithm::adaptive;
-  if (s.mean_length < 4) return spmv_algorithm::vector;          // W = 2: one or two entries per lane
+  if (s.mean_length < 2.5) return spmv_algorithm::vector;        // W = 2: rows of 1-2 entries
   if (s.mean_length <= 12) return spmv_algorithm::scalar;        // Laplacian-like
   if (s.mean_length < 64) return spmv_algorithm::vector;         // W = 4..16: ~4 entries per lane
   if (s.max_length <= 1024) return spmv_algorithm::block_per_row; // <= 4 entries per thread of 256

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <utility>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpukit/device_buffer.hpp"

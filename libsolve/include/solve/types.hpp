@@ -58,7 +58,8 @@ struct options {
   /// pipecg synchronizes the stream (its host enqueues restarts and refreshes at once). Iterations launched
   /// after the stop are no-ops on the device (their kernels return at once; the SpMV still runs), so the
   /// solution and the count are those of the stopping iteration: at most check_every + 1 wasted SpMVs after
-  /// convergence (pipecg: check_every - 1).
+  /// convergence (pipecg: check_every - 1). 8 is not tuned by measurement: with the lagged check a check
+  /// costs one copy in the stream, and a larger value mostly adds no-op iterations after the stop.
   int check_every = 8;
   /// Every dot product summed exactly and rounded once (the bits of reduce::reproducible_sum of the rounded
   /// products), so the residual history is bitwise identical across runs, launch shapes (block_size,

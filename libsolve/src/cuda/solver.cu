@@ -217,23 +217,12 @@ struct solver<Value>::impl {
     return opt.reproducible ? sparse::dots_summation::exact : sparse::dots_summation::fast;
   }
 
-  /// Copies the status word and the iteration count (and with `all`, the whole state) to the pinned host
-  /// copy and waits.
-  void fetch(bool all) {
+  /// Enqueues the copy of the status word and the iteration count (and with `all`, the whole state) to the
+  /// pinned host copy, and an event after it; wait_status() waits for that event. The host reads host_state
+  /// only after the wait. fetch() is both at once; the lagged check of run_loop enqueues more in between.
+  void post_status(bool all) {
     static_assert(offsetof(solver_state, iterations) == offsetof(solver_state, status) + sizeof(int),
                   "the status check copies status and iterations in one 8-byte copy");
-    settle();
-    if (all)
-      GPUKIT_CUDA_CHECK(cudaMemcpyAsync(host_state, state.data(), sizeof(solver_state), cudaMemcpyDeviceToHost, stream));
-    else
-      GPUKIT_CUDA_CHECK(cudaMemcpyAsync(&host_state->status, &state.data()->status, 2 * sizeof(int),
-                                        cudaMemcpyDeviceToHost, stream));
-    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
-  }
-
-  /// The lagged status check's first half: the same copy as fetch(all), enqueued, and an event after it;
-  /// wait_status() is the second half. The host reads host_state only after the wait.
-  void post_status(bool all) {
     settle();
     if (!status_copied) GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&status_copied, cudaEventDisableTiming));
     if (all)
@@ -244,6 +233,11 @@ struct solver<Value>::impl {
     GPUKIT_CUDA_CHECK(cudaEventRecord(status_copied, stream));
   }
   void wait_status() { GPUKIT_CUDA_CHECK(cudaEventSynchronize(status_copied)); }
+  /// The status check that waits for everything enqueued so far (the copy is the stream's last work).
+  void fetch(bool all) {
+    post_status(all);
+    wait_status();
+  }
 
   void build_graph(const std::function<void()>& iterate, const Value* x);
   void run_loop(const std::function<void()>& iterate, const std::function<void(int)>& replace,

@@ -72,7 +72,9 @@ BOOST_AUTO_TEST_SUITE(solve_gpu)
 // Double: the true residual within residual_bound (derived in solve_test_problems.hpp) and the iteration
 // count within 2 % of the CPU path (bicgstab: 15 %, see bicgstab_iterations_close; pipecg: only where neither
 // path replaced its residual, see pipecg_follows_cg) for every method, in the default mode (block-tree
-// dots) and the reproducible mode (exactly rounded sums); iterations_close says why 2 % is the band.
+// dots) and the reproducible mode (exactly rounded sums), with the vector passes walking up and walking down
+// (options::pass_direction; automatic picks up on these small problems); iterations_close says why 2 % is
+// the band.
 GPU_TEST_CASE(gpu_matches_reference_in_double) {
   for (const auto& p : solve_test::spd_problems()) {
     const auto b = solve_test::rhs(p.a.rows());
@@ -84,9 +86,13 @@ GPU_TEST_CASE(gpu_matches_reference_in_double) {
       opt.max_iterations = p.max_iterations * (m == krylov_method::pipecg ? 4 : 1);
       std::vector<double> xr;
       const auto ref = solve::reference::solve(p.a, b, xr, opt);
-      for (bool reproducible : {false, true}) {
-        BOOST_TEST_CONTEXT(p.name << " " << solve::to_string(m) << (reproducible ? " reproducible" : " default")) {
+      for (int variant = 0; variant < 4; ++variant) {
+        const bool reproducible = variant & 1;
+        const bool down = variant & 2;
+        BOOST_TEST_CONTEXT(p.name << " " << solve::to_string(m) << (reproducible ? " reproducible" : " default")
+                                  << (down ? ", passes walking down" : ", passes walking up")) {
           opt.reproducible = reproducible;
+          opt.pass_direction = down ? solve::pass_order::downward : solve::pass_order::upward;
           const auto g = gpu_solve(p.a, b, opt);
           BOOST_TEST_MESSAGE(p.name << " " << solve::to_string(m) << (reproducible ? " reproducible" : "")
                                     << ": gpu " << g.r.iterations << ", cpu " << ref.iterations << "; "
@@ -162,9 +168,9 @@ GPU_TEST_CASE(pipecg_float_converges_on_poisson3d_64) {
 
 using value_types = boost::mpl::list<float, double>;
 
-// Reproducible mode: residual history and x bitwise identical across 3 runs and two launch shapes
-// (256 threads x automatic grid, 128 threads x 7 blocks), for every method. The default mode: bitwise
-// identical run to run for one shape.
+// Reproducible mode: residual history and x bitwise identical across 3 runs, two launch shapes
+// (256 threads x automatic grid, 128 threads x 7 blocks) and both pass directions, for every method. The
+// default mode: bitwise identical run to run for one shape.
 GPU_TEST_CASE_TEMPLATE(reproducible_history_is_bitwise_identical, V, value_types) {
   const auto a = solve::problems::poisson_2d<V, std::int32_t>(test::reduced_sizes() ? 12 : 40);  // 12: sanitizers' pass
   const auto b = cast_vector<V>(solve_test::rhs(a.rows()));
@@ -179,6 +185,11 @@ GPU_TEST_CASE_TEMPLATE(reproducible_history_is_bitwise_identical, V, value_types
       opt.block_size = 128;
       opt.grid_blocks = 7;
       runs.push_back(gpu_solve(a, b, opt));
+      for (solve::pass_order d : {solve::pass_order::upward, solve::pass_order::downward}) {
+        opt.pass_direction = d;
+        runs.push_back(gpu_solve(a, b, opt));
+      }
+      opt.pass_direction = solve::pass_order::automatic;
       for (std::size_t k = 1; k < runs.size(); ++k) {
         BOOST_TEST(runs[k].r.iterations == runs[0].r.iterations);
         BOOST_TEST(same_bits(runs[k].r.history, runs[0].r.history));

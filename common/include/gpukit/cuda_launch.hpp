@@ -115,6 +115,19 @@ inline int sm_count() {
   return sms;
 }
 
+/// L2 cache bytes of the current device (queried once per device).
+inline std::int64_t l2_cache_bytes() {
+  static std::atomic<int> cached[64] = {};
+  const int device = current_device();
+  const int slot = device & 63;
+  int bytes = cached[slot].load(std::memory_order_relaxed);
+  if (bytes == 0) {
+    GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
+    cached[slot].store(bytes, std::memory_order_relaxed);
+  }
+  return bytes;
+}
+
 /// Resident blocks per SM of `kernel` at `threads` threads, queried once per (kernel, threads, device)
 /// (the kernel's address is the key: kernels of one signature share a pointer type).
 template <class Kernel>

@@ -46,6 +46,9 @@ enum class stop_reason { converged, max_iterations, breakdown, non_finite, stagn
 /// "converged", "max_iterations", "breakdown", "non_finite", "stagnated".
 const char* to_string(stop_reason r);
 
+/// options::pass_direction.
+enum class pass_order { automatic, upward, downward };
+
 /// How a solve runs. The defaults suit a well-conditioned SPD system in double.
 struct options {
   krylov_method method = krylov_method::cg;
@@ -65,8 +68,8 @@ struct options {
   /// products), so the residual history is bitwise identical across runs, launch shapes (block_size,
   /// grid_blocks) and GPUs, given an SpMV that is itself deterministic (one sparse::spmv_algorithm). Costs
   /// exact work per term in the same passes (cg's dots in the SpMV's epilogue where the operator fuses them,
-  /// summed exactly there: sparse::dots_summation::exact); 1.165x the default cg's time per iteration on an
-  /// H200 (3D Poisson 160^3, float).
+  /// summed exactly there: sparse::dots_summation::exact); 1.18x the default cg's time per iteration on an
+  /// H200, 1.12x on an H100 (3D Poisson 160^3, float).
   bool reproducible = false;
   /// Record ||r_k|| for k = 0 .. iterations on the device; copied to result::history once at the end.
   bool keep_history = true;
@@ -74,6 +77,11 @@ struct options {
   /// 256) and blocks (0 = enough to fill the GPU, capped by the vector length). std::invalid_argument otherwise.
   int block_size = 0;
   int grid_blocks = 0;
+  /// Order in which the solver's vector passes take their entries (tests and benchmarks, as block_size):
+  /// automatic (from the last entry down where the vectors outgrow the GPU's L2, so that each pass starts on
+  /// what the SpMV ahead, walking upward, left there; libsolve/README.md, "Passes walk down"), upward or
+  /// downward. The reproducible mode's bits do not depend on it; the default mode's sums change order.
+  pass_order pass_direction = pass_order::automatic;
   /// pipecg: every this many iterations, the gap ||(b - A x) - r|| between the true residual and the
   /// recurrence's is measured (one extra SpMV and one pass); when it exceeds 1e-3 ||r||, r, w, s and z are
   /// recomputed from x and p (three more SpMVs) keeping the direction (a refresh, see krylov_method).

@@ -111,7 +111,12 @@ __device__ __forceinline__ void accumulate(const Op& op, std::int64_t i, Acc& ac
 /// running finish(); the sum over ranks and finish_sums follow. false: `totals` is unused.
 /// W > 1 (a vectorized op whose vectors are all W * sizeof(V) aligned): the grid strides over n / W chunks
 /// of W entries, and block 0 takes the last n % W entries one by one.
-template <int Block, int W, class Op, bool SpansRanks = false>
+/// Down: the entries are taken from the last one down (solver.cu, walks_down). A template parameter, not a
+/// runtime flag: a flag, as a select or as two loops, took cg's float pass from 32 to 38-40 registers, 6
+/// blocks per SM instead of the 8 the grid is sized for (64^3 cg 17.0 us an iteration against 16.3, H100);
+/// the upward kernels keep their registers (32 for cg's float pass). The downward one has 44 (5 blocks per
+/// SM: the grid runs in 1.6 waves) and still measured 3-4 us faster at 160^3 (libsolve/README.md).
+template <int Block, int W, class Op, bool SpansRanks = false, bool Down = false>
 __global__ void __launch_bounds__(Block) fused_pass(Op op, std::int64_t n, solver_state* st, sums<Op::k>* partials,
                                                     double* totals = nullptr) {
   constexpr int K = Op::k;
@@ -124,12 +129,8 @@ __global__ void __launch_bounds__(Block) fused_pass(Op op, std::int64_t n, solve
   for (int j = 0; j < K; ++j) acc.v[j] = 0;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Block;
   const std::int64_t chunks = n / W;
-  // Top down (every pass of the file): the SpMV ahead walks its rows upward, so the vectors it touched last
-  // (the top rows' entries of p, r and q) are still in L2 when this pass starts, and what this pass touches
-  // last (the bottom rows) is what the next SpMV reads first. cg at 160^3 on an H200: 88.0-88.2 us an
-  // iteration against 91.1-91.3 bottom up (libsolve/README.md, "Passes walk down").
   for (std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; c < chunks; c += stride)
-    accumulate<W>(op, (chunks - 1 - c) * W, acc);
+    accumulate<W>(op, (Down ? chunks - 1 - c : c) * W, acc);
   if (W > 1 && blockIdx.x == 0)
     for (std::int64_t i = chunks * W + threadIdx.x; i < n; i += Block) accumulate<1>(op, i, acc);
   using block_sum = reduce::block::block_reduce<Block, sums<K>>;
@@ -157,14 +158,15 @@ __global__ void finish_sums(Op op, solver_state* st, const double* totals) {
 }
 
 /// A step without sums: only the updates.
-template <int Block, class Op>
+template <int Block, class Op, bool Down = false>
 __global__ void __launch_bounds__(Block) map_pass(Op op, std::int64_t n, const solver_state* st) {
   gpukit::wait_for_prior_grids();  // launched with PDL, as fused_pass
   gpukit::allow_dependent_grids();
   if (Op::gated && st->status != status_running) return;
   op.load(*st);
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Block;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; i < n; i += stride) op(n - 1 - i);  // top down, as fused_pass
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; i < n; i += stride)
+    op(Down ? n - 1 - i : i);
 }
 
 /// The reproducible mode's fused_pass: the same updates, with the K terms of each entry rounded to Value
@@ -173,7 +175,7 @@ __global__ void __launch_bounds__(Block) map_pass(Op op, std::int64_t n, const s
 /// for the sum over ranks (then reduce::round_exact and finish_terms). `limb` (K * exact::limbs<Value>
 /// words), `flags` (K) and `ticket` are reduce::exact::end_grid's global accumulator: zero before the first
 /// launch, and every launch leaves them zero.
-template <int Block, int W, class Op, class Value, bool SpansRanks>
+template <int Block, int W, class Op, class Value, bool SpansRanks, bool Down = false>
 __global__ void __launch_bounds__(Block)
     fused_exact_pass(Op op, std::int64_t n, solver_state* st, unsigned long long* limb, unsigned* flags,
                      unsigned* ticket, reduce::exact_accumulator<Value>* states) {
@@ -200,7 +202,7 @@ __global__ void __launch_bounds__(Block)
   const std::int64_t chunks = n / W;
   for (std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; c < chunks; c += stride) {
     lane_terms<K, W> terms;
-    accumulate<W>(op, (chunks - 1 - c) * W, terms);  // top down, as fused_pass; exact sums: any order
+    accumulate<W>(op, (Down ? chunks - 1 - c : c) * W, terms);  // exact sums: the same bits either way
     add(terms);
   }
   if (W > 1 && blockIdx.x == 0)

@@ -43,6 +43,16 @@ struct solver<Value>::impl {
   std::int64_t n = 0;
   int block = 256;
   int grid = 1;
+  // The update passes take their entries from the last one down where the vectors outgrow L2: the SpMV
+  // ahead walks its rows upward, so the entries it touched last are the ones still in L2, and a pass that
+  // starts on them (and ends on the entries the next SpMV reads first) finds them there. 160^3 float
+  // (16.4 MB vectors): cg 88.0-88.2 us an iteration against 91.1-91.3 walking up (H200), 113.1-113.3
+  // against 116.9-117.1 (H100). Where they fit (64^3: 1 MB vectors, everything of an iteration in L2)
+  // direction saves nothing, and walking down measured slower: cg 16.5-16.7 against 16.0-16.3 us (H200),
+  // 17.1-17.2 against 16.3-16.4 (H100). The rule: down when cg's update pass's 7 vector passes
+  // (7 n sizeof(Value)) exceed the L2 (50 MB on an H100, 60 MB on an H200: from about 1.9M and 2.2M float
+  // rows). The downward kernels are instantiations of their own (fused_pass.cuh says why).
+  bool walks_down = false;
   // Vectors, named by cg's roles; the other methods reuse them (see solve_impl).
   gpukit::device_buffer<Value> v0, v1, v2, v3, v4, v5;
   gpukit::device_buffer<Value> dinv;
@@ -102,7 +112,8 @@ struct solver<Value>::impl {
   void pass_shaped(const Op& op, bool defer) {
     static_assert(Op::k <= max_sums, "partials and the exact accumulator hold max_sums sums");
     if constexpr (Op::k == 0) {
-      gpukit::launch_dependent<detail::map_pass<Block, Op>>(grid, Block, stream, op, n, state.data());
+      if (walks_down) gpukit::launch_dependent<detail::map_pass<Block, Op, true>>(grid, Block, stream, op, n, state.data());
+      else gpukit::launch_dependent<detail::map_pass<Block, Op, false>>(grid, Block, stream, op, n, state.data());
     } else if (spans) {
       pass_spanning<Block>(op, defer);
     } else if (opt.reproducible) {
@@ -118,18 +129,23 @@ struct solver<Value>::impl {
   /// the SpMV or pass before it (H100 microbenchmark: 1.4 us per kernel boundary).
   template <int Block, bool SpansRanks, class Op>
   void launch_fused(const Op& op) {
+    if (walks_down) launch_fused_to<Block, SpansRanks, true>(op);
+    else launch_fused_to<Block, SpansRanks, false>(op);
+  }
+  template <int Block, bool SpansRanks, bool Down, class Op>
+  void launch_fused_to(const Op& op) {
     auto* sums = reinterpret_cast<detail::sums<Op::k>*>(partials.data());
     double* out = SpansRanks ? totals.data() : nullptr;
     constexpr int lanes = detail::vector_lanes<Value>;
     if constexpr (detail::is_vectorized<Op>::value) {
       if (op.aligned(lanes * sizeof(Value))) {
-        gpukit::launch_dependent<detail::fused_pass<Block, lanes, Op, SpansRanks>>(grid, Block, stream, op, n,
-                                                                                 state.data(), sums, out);
+        gpukit::launch_dependent<detail::fused_pass<Block, lanes, Op, SpansRanks, Down>>(grid, Block, stream, op, n,
+                                                                                       state.data(), sums, out);
         return;
       }
     }
-    gpukit::launch_dependent<detail::fused_pass<Block, 1, Op, SpansRanks>>(grid, Block, stream, op, n, state.data(),
-                                                                         sums, out);
+    gpukit::launch_dependent<detail::fused_pass<Block, 1, Op, SpansRanks, Down>>(grid, Block, stream, op, n,
+                                                                               state.data(), sums, out);
   }
 
   /// The reproducible mode's pass (fused_exact_pass): as launch_fused, with the K sums exact; SpansRanks:
@@ -139,6 +155,11 @@ struct solver<Value>::impl {
   /// grid (2.7 waves), 64^3 24.2 against 26.0.
   template <int Block, bool SpansRanks, class Op>
   void launch_exact(const Op& op) {
+    if (walks_down) launch_exact_to<Block, SpansRanks, true>(op);
+    else launch_exact_to<Block, SpansRanks, false>(op);
+  }
+  template <int Block, bool SpansRanks, bool Down, class Op>
+  void launch_exact_to(const Op& op) {
     unsigned long long* limb = exact_limbs.data();
     unsigned* flags = exact_counters.data();
     unsigned* ticket = flags + max_sums;
@@ -146,11 +167,12 @@ struct solver<Value>::impl {
     constexpr int lanes = detail::vector_lanes<Value>;
     if constexpr (detail::is_vectorized<Op>::value) {
       if (op.aligned(lanes * sizeof(Value))) {
-        launch_exact_shaped<detail::fused_exact_pass<Block, lanes, Op, Value, SpansRanks>>(op, limb, flags, ticket, out);
+        launch_exact_shaped<detail::fused_exact_pass<Block, lanes, Op, Value, SpansRanks, Down>>(op, limb, flags, ticket,
+                                                                                                out);
         return;
       }
     }
-    launch_exact_shaped<detail::fused_exact_pass<Block, 1, Op, Value, SpansRanks>>(op, limb, flags, ticket, out);
+    launch_exact_shaped<detail::fused_exact_pass<Block, 1, Op, Value, SpansRanks, Down>>(op, limb, flags, ticket, out);
   }
   template <auto Kernel, class Op>
   void launch_exact_shaped(const Op& op, unsigned long long* limb, unsigned* flags, unsigned* ticket,
@@ -496,6 +518,9 @@ solver<Value>::solver(const linear_operator<Value>& a, const options& opt) : imp
   const std::int64_t full = static_cast<std::int64_t>(gpukit::sm_count()) * (2048 / s.block);
   const std::int64_t needed = (s.n + s.block - 1) / s.block;
   s.grid = static_cast<int>(opt.grid_blocks ? opt.grid_blocks : std::max<std::int64_t>(1, std::min(full, needed)));
+  s.walks_down = opt.pass_direction == pass_order::automatic
+                     ? 7 * s.n * static_cast<std::int64_t>(sizeof(Value)) > gpukit::l2_cache_bytes()
+                     : opt.pass_direction == pass_order::downward;
   for (auto* v : {&s.v0, &s.v1, &s.v2, &s.v3, &s.v4, &s.v5}) *v = gpukit::device_buffer<Value>(s.n);
   s.partials = gpukit::device_buffer<double>(static_cast<std::int64_t>(s.grid) * max_sums);
   if (opt.keep_history) s.history = gpukit::device_buffer<double>(static_cast<std::int64_t>(opt.max_iterations) + 1);

@@ -102,30 +102,28 @@ inline int current_device() {
   return device;
 }
 
+/// An attribute of the current device, read once per device into `cache` (one array per attribute).
+inline int cached_device_attribute(std::atomic<int> (&cache)[64], cudaDeviceAttr attribute) {
+  const int device = current_device();
+  std::atomic<int>& slot = cache[device & 63];
+  int value = slot.load(std::memory_order_relaxed);
+  if (value == 0) {
+    GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, device));
+    slot.store(value, std::memory_order_relaxed);
+  }
+  return value;
+}
+
 /// Streaming multiprocessors of the current device (queried once per device).
 inline int sm_count() {
   static std::atomic<int> cached[64] = {};
-  const int device = current_device();
-  const int slot = device & 63;
-  int sms = cached[slot].load(std::memory_order_relaxed);
-  if (sms == 0) {
-    GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    cached[slot].store(sms, std::memory_order_relaxed);
-  }
-  return sms;
+  return cached_device_attribute(cached, cudaDevAttrMultiProcessorCount);
 }
 
 /// L2 cache bytes of the current device (queried once per device).
 inline std::int64_t l2_cache_bytes() {
   static std::atomic<int> cached[64] = {};
-  const int device = current_device();
-  const int slot = device & 63;
-  int bytes = cached[slot].load(std::memory_order_relaxed);
-  if (bytes == 0) {
-    GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
-    cached[slot].store(bytes, std::memory_order_relaxed);
-  }
-  return bytes;
+  return cached_device_attribute(cached, cudaDevAttrL2CacheSize);
 }
 
 /// Resident blocks per SM of `kernel` at `threads` threads, queried once per (kernel, threads, device)

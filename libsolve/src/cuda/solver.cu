@@ -112,8 +112,10 @@ struct solver<Value>::impl {
   void pass_shaped(const Op& op, bool defer) {
     static_assert(Op::k <= max_sums, "partials and the exact accumulator hold max_sums sums");
     if constexpr (Op::k == 0) {
-      if (walks_down) gpukit::launch_dependent<detail::map_pass<Block, Op, true>>(grid, Block, stream, op, n, state.data());
-      else gpukit::launch_dependent<detail::map_pass<Block, Op, false>>(grid, Block, stream, op, n, state.data());
+      if (walks_down)
+        gpukit::launch_dependent<detail::map_pass<Block, Op, true>>(grid, Block, stream, op, n, state.data());
+      else
+        gpukit::launch_dependent<detail::map_pass<Block, Op, false>>(grid, Block, stream, op, n, state.data());
     } else if (spans) {
       pass_spanning<Block>(op, defer);
     } else if (opt.reproducible) {
@@ -167,8 +169,8 @@ struct solver<Value>::impl {
     constexpr int lanes = detail::vector_lanes<Value>;
     if constexpr (detail::is_vectorized<Op>::value) {
       if (op.aligned(lanes * sizeof(Value))) {
-        launch_exact_shaped<detail::fused_exact_pass<Block, lanes, Op, Value, SpansRanks, Down>>(op, limb, flags, ticket,
-                                                                                                out);
+        launch_exact_shaped<detail::fused_exact_pass<Block, lanes, Op, Value, SpansRanks, Down>>(op, limb, flags,
+                                                                                                ticket, out);
         return;
       }
     }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "gpukit/cuda_check.hpp"
@@ -232,9 +233,61 @@ void check_block() {
   }
 }
 
+/// out[i] = reduce::exact::product(a[i], b[i]); wrong[i] the same product rounded toward zero (the kind
+/// of mistake the check below must catch: flushing, or a rounding other than to nearest).
+template <class T>
+__global__ void product_kernel(const T* a, const T* b, std::int64_t n, T* out, T* wrong) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  out[i] = reduce::exact::product(a[i], b[i]);
+  if constexpr (std::is_same_v<T, float>) wrong[i] = __fmul_rz(a[i], b[i]);
+  else wrong[i] = __dmul_rz(a[i], b[i]);
+}
+
+/// Factors spread over the whole exponent range, so products overflow, underflow into subnormals and
+/// vanish; signs random.
+template <class T>
+std::vector<T> spread_factors(std::int64_t n, std::uint64_t seed) {
+  const auto m = test::random_vector<double>(n, 1.0, 2.0, seed);
+  const auto e = test::random_vector<std::int64_t>(n, std::int64_t{std::numeric_limits<T>::min_exponent} - 30,
+                                                   std::int64_t{std::numeric_limits<T>::max_exponent} / 2 + 10, seed + 1);
+  std::vector<T> x(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<T>(std::ldexp((i % 3 == 0 ? -1 : 1) * m[i], static_cast<int>(e[i])));
+  return x;
+}
+
+/// The host's expectation: the double product (exact for floats) rounded once, as the CPU twin rounds a
+/// term; for double the IEEE product. Compared bit for bit.
+template <class T>
+void check_product() {
+  const std::int64_t n = 100003;
+  const auto a = spread_factors<T>(n, 2300), b = spread_factors<T>(n, 2310);
+  gpukit::device_buffer<T> da(a), db(b), out(n), wrong(n);
+  out.fill_bytes(test::poison_byte);
+  product_kernel<T><<<static_cast<unsigned>((n + 255) / 256), 256>>>(da.data(), db.data(), n, out.data(), wrong.data());
+  GPUKIT_CHECK_LAUNCH();
+  const auto o = out.download(), w = wrong.download();
+  std::int64_t mismatches = 0, wrong_accepted = 0, subnormal = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T expect = static_cast<T>(static_cast<double>(a[i]) * static_cast<double>(b[i]));
+    mismatches += std::memcmp(&o[i], &expect, sizeof(T)) != 0;
+    wrong_accepted += std::memcmp(&w[i], &expect, sizeof(T)) == 0;
+    subnormal += std::fpclassify(expect) == FP_SUBNORMAL;
+  }
+  BOOST_TEST(mismatches == 0);
+  BOOST_TEST(subnormal > 100);             // the data reach the subnormal products
+  BOOST_TEST(wrong_accepted < n * 3 / 4);  // and the comparison rejects a product rounded otherwise
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(device_api)
+
+GPU_TEST_CASE(exact_product_is_the_double_product_rounded_once) {
+  check_product<float>();
+  check_product<double>();
+}
 
 GPU_TEST_CASE(warp_reductions_at_every_width) {
   check_warp_width<1>();

@@ -107,8 +107,8 @@ struct rounded_terms {
 };
 template <class Value>
 __device__ __forceinline__ rounded_terms<Value> round_terms(Value xi, Value yi, Value wi) {
-  const double x = xi, y = yi, w = wi;
-  return {{{static_cast<Value>(x * y)}, {static_cast<Value>(y * w)}, {static_cast<Value>(y * y)}}};
+  using reduce::exact::product;  // multiplied in Value: no 64-bit conversions (exact_reduce.cuh)
+  return {{{product(xi, yi)}, {product(yi, wi)}, {product(yi, yi)}}};
 }
 template <class Value>
 __device__ __forceinline__ void add_rounded(exact_dot3<Value>& acc, const rounded_terms<Value>& r) {

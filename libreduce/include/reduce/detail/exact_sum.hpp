@@ -71,6 +71,15 @@ REDUCE_HD void normalize_limbs(std::int64_t* limbs, int count) {
   limbs[count - 1] += carry;
 }
 
+/// The position of the highest set bit of x != 0.
+REDUCE_HD int highest_set_bit(std::uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return 31 - __clz(static_cast<int>(x));
+#else
+  return 31 - __builtin_clz(x);
+#endif
+}
+
 /// The integer in `limbs` (any radix-2^32 signed limbs, not necessarily normalized) times 2^lsb_exp,
 /// rounded to nearest even, with IEEE's rules for the non-finite inputs in `flags`: NaN if a NaN was
 /// seen or both infinities, else the infinity seen. An exact zero gives +0.
@@ -102,9 +111,7 @@ REDUCE_HD T exact_to_float(const std::int64_t* limbs_in, unsigned flags, std::ui
   int h = L - 1;
   while (h >= 0 && d[h] == 0) --h;
   if (h < 0) return T(0);
-  int top = 31;
-  while (((d[h] >> top) & 1u) == 0) --top;
-  const int msb = 32 * h + top;
+  const int msb = 32 * h + highest_set_bit(d[h]);
   auto bit = [&](int i) -> std::uint64_t { return (d[i >> 5] >> (i & 31)) & 1u; };
   std::uint64_t q = 0;
   int shift = 0;
@@ -112,7 +119,13 @@ REDUCE_HD T exact_to_float(const std::int64_t* limbs_in, unsigned flags, std::ui
     q = d[0] | (h >= 1 ? static_cast<std::uint64_t>(d[1]) << 32 : 0);
   } else {
     shift = msb - (P - 1);
-    for (int j = P - 1; j >= 0; --j) q = (q << 1) | bit(shift + j);
+    // The P bits from `shift` up lie in digits k .. k + 2 (at most h): bits o .. o + P - 1 of the 96-bit
+    // hi:lo, taken with two shifts instead of P single-bit reads (the last block of every exact kernel
+    // runs this on one thread per sum, while the rest of the GPU waits for the kernel to end).
+    const int k = shift >> 5, o = shift & 31;
+    const std::uint64_t lo = d[k] | (k + 1 <= h ? static_cast<std::uint64_t>(d[k + 1]) << 32 : 0);
+    const std::uint64_t hi = k + 2 <= h ? d[k + 2] : 0;
+    q = ((lo >> o) | (o != 0 ? hi << (64 - o) : 0)) & ((std::uint64_t{1} << P) - 1);
     const bool round = bit(shift - 1) != 0;
     bool sticky = false;
     const int w = (shift - 1) >> 5;

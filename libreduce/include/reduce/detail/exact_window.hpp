@@ -318,8 +318,8 @@ struct exact_window {
 
 /// float only: a RUN, a double that holds an exact sum of floats while it can, in front of the limbs. A
 /// float has 24 significant bits and a double 53, so the terms a thread adds (a solver's dots: rows of
-/// vectors of similar magnitudes) mostly sum exactly in a double: about 12 instructions a term (convert,
-/// two adds, compares, selects) against ~33 integer ones for a wide window's term (unpack, 128-bit shift,
+/// vectors of similar magnitudes) mostly sum exactly in a double: about 10 instructions a term (convert,
+/// three adds, three compares, a select) against ~33 integer ones for a wide window's term (unpack, 128-bit shift,
 /// negate, add), 2 registers a sum against 6, and a block's runs merge the same way (merge_runs) instead
 /// of a window's digit-by-digit warp sums. A term that would make the double sum round goes to the limbs
 /// instead (spill_to_limbs: the smaller of the two), so the runs and the limbs together always hold the
@@ -331,13 +331,13 @@ struct float_run {
   /// Adds b (a float, or another run's value) when the double sum is exact and below 2^126 (so split()
   /// stays in float range); otherwise (NaN and Inf included) returns false and leaves value as it was.
   /// Exactness by Dekker's Fast2Sum: with |a| >= |b| and s = fl(a + b), s - a is computed exactly, so
-  /// s == a + b iff fl(s - a) == b.
+  /// s == a + b iff fl(s - a) == b. Both orders are tested instead of ordering a and b first: an exact
+  /// sum passes both (s - a = b and s - b = a are representable), an inexact one fails the order that
+  /// Fast2Sum covers. Three subtractions and compares, no selects, and `&` rather than `&&` so the
+  /// compiler makes no branch of it (this runs three times a row in the stencil SpMV's exact epilogue).
   REDUCE_HD bool try_add(double b) {
     const double s = value + b;
-    const bool run_larger = std::fabs(value) >= std::fabs(b);
-    const double big = run_larger ? value : b;
-    const double small = run_larger ? b : value;
-    const bool exact = s - big == small && std::fabs(s) < 0x1p126;
+    const bool exact = (s - value == b) & (s - b == value) & (std::fabs(s) < 0x1p126);
     value = exact ? s : value;
     return exact;
   }

@@ -68,8 +68,8 @@ struct options {
   /// products), so the residual history is bitwise identical across runs, launch shapes (block_size,
   /// grid_blocks) and GPUs, given an SpMV that is itself deterministic (one sparse::spmv_algorithm). Costs
   /// exact work per term in the same passes (cg's dots in the SpMV's epilogue where the operator fuses them,
-  /// summed exactly there: sparse::dots_summation::exact); 1.18x the default cg's time per iteration on an
-  /// H200, 1.12x on an H100 (3D Poisson 160^3, float).
+  /// summed exactly there: sparse::dots_summation::exact); 1.13x the default cg's time per iteration on an
+  /// H200 (3D Poisson 160^3, float; 1.11x on an H100 with the float runs' earlier, slower exactness check).
   bool reproducible = false;
   /// Record ||r_k|| for k = 0 .. iterations on the device; copied to result::history once at the end.
   bool keep_history = true;

@@ -16,8 +16,9 @@
 //   static constexpr bool vectorized = true;
 //   template <int W, class Acc> __device__ void accumulate(i, Acc& acc) const;
 //        update entries i .. i+W-1, reading and writing each vector with one W-wide access (lanes below),
-//        and add the term j of entry i + l to acc(j, l), in entry order (running_sums ignore l and add
-//        them up; lane_terms keep each one, for the reproducible mode);
+//        and give the term j of entry i + l, in entry order, as acc.add_product(j, l, a, b) (the term a b)
+//        or acc.add(j, l, t); each (j, l) takes one term (sums ignore l and add them up in double;
+//        lane_terms keep each one rounded to Value, for the reproducible mode);
 //   bool aligned(std::size_t bytes) const;     (host) whether every vector it touches is that aligned.
 // Why: a scalar op stores to r[i] before the next entry's loads, and the compiler cannot move those loads
 // above stores that may alias, so each thread has one entry's loads in flight. 16-byte accesses carry 4
@@ -68,19 +69,27 @@ struct is_vectorized : std::false_type {};
 template <class Op>
 struct is_vectorized<Op, std::void_t<decltype(Op::vectorized)>> : std::bool_constant<Op::vectorized> {};
 
-/// K running sums: the default mode's accumulator (every lane's term j added to v[j]).
+/// K running sums: the default mode's accumulator (every lane's term j added to v[j]; a product formed in
+/// double, exact for float factors).
 template <int K>
 struct sums {
   double v[K];
-  __device__ double& operator()(int j, int) { return v[j]; }
+  __device__ void add(int j, int, double t) { v[j] += t; }
+  template <class V>
+  __device__ void add_product(int j, int, V a, V b) {
+    v[j] += static_cast<double>(a) * b;
+  }
 };
 
-/// The K terms of each of W entries, kept apart (zero first, then one term added to each): the reproducible
-/// mode rounds and sums them exactly. Indexed by constants once accumulate is unrolled: registers.
-template <int K, int W>
+/// The K terms of each of W entries, kept apart and rounded to Value (zero where none came): the
+/// reproducible mode sums them exactly. A product is rounded once, multiplied in Value
+/// (reduce::exact::product: the bits of the double product rounded, without the two 64-bit conversions a
+/// term). Indexed by constants once accumulate is unrolled: registers.
+template <int K, int W, class Value>
 struct lane_terms {
-  double t[K][W] = {};
-  __device__ double& operator()(int j, int l) { return t[j][l]; }
+  Value t[K][W] = {};
+  __device__ void add(int j, int l, double term) { t[j][l] = static_cast<Value>(term); }
+  __device__ void add_product(int j, int l, Value a, Value b) { t[j][l] = reduce::exact::product(a, b); }
 };
 
 struct add_sums {
@@ -103,7 +112,23 @@ __device__ __forceinline__ void accumulate(const Op& op, std::int64_t i, Acc& ac
     double t[Op::k];
     op(i, t);
 #pragma unroll
-    for (int j = 0; j < Op::k; ++j) acc(j, 0) += t[j];
+    for (int j = 0; j < Op::k; ++j) acc.add(j, 0, t[j]);
+  }
+}
+
+/// f(c) for this thread's chunks c < chunks of a grid-stride loop: thread t of the grid takes t, t + stride,
+/// ... (Down false) or chunks - 1 - t, chunks - 1 - t - stride, ... (Down: the same chunks mirrored, each
+/// thread's in the reverse order). The downward loop counts down itself: an upward counter mapped by
+/// chunks - 1 - c kept cg's float update at 44 registers (5 blocks per SM), this loop at 36 (ptxas, sm_90;
+/// the same entries in the same order, so the default mode's sums keep their bits).
+template <int Block, bool Down, class F>
+__device__ __forceinline__ void for_each_chunk(std::int64_t chunks, F&& f) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Block;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x;
+  if constexpr (Down) {
+    for (std::int64_t c = chunks - 1 - first; c >= 0; c -= stride) f(c);
+  } else {
+    for (std::int64_t c = first; c < chunks; c += stride) f(c);
   }
 }
 
@@ -114,8 +139,8 @@ __device__ __forceinline__ void accumulate(const Op& op, std::int64_t i, Acc& ac
 /// Down: the entries are taken from the last one down (solver.cu, walks_down). A template parameter, not a
 /// runtime flag: a flag, as a select or as two loops, took cg's float pass from 32 to 38-40 registers, 6
 /// blocks per SM instead of the 8 the grid is sized for (64^3 cg 17.0 us an iteration against 16.3, H100);
-/// the upward kernels keep their registers (32 for cg's float pass). The downward one has 44 (5 blocks per
-/// SM: the grid runs in 1.6 waves) and still measured 3-4 us faster at 160^3 (libsolve/README.md).
+/// the upward kernels keep their registers (32 for cg's float pass). The downward one counts down in its
+/// own loop (for_each_chunk: 36 registers, 6 blocks per SM; solver.cu launches one wave of it).
 template <int Block, int W, class Op, bool SpansRanks = false, bool Down = false>
 __global__ void __launch_bounds__(Block) fused_pass(Op op, std::int64_t n, solver_state* st, sums<Op::k>* partials,
                                                     double* totals = nullptr) {
@@ -127,10 +152,8 @@ __global__ void __launch_bounds__(Block) fused_pass(Op op, std::int64_t n, solve
   sums<K> acc;
 #pragma unroll
   for (int j = 0; j < K; ++j) acc.v[j] = 0;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Block;
   const std::int64_t chunks = n / W;
-  for (std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; c < chunks; c += stride)
-    accumulate<W>(op, (Down ? chunks - 1 - c : c) * W, acc);
+  for_each_chunk<Block, Down>(chunks, [&](std::int64_t c) { accumulate<W>(op, c * W, acc); });
   if (W > 1 && blockIdx.x == 0)
     for (std::int64_t i = chunks * W + threadIdx.x; i < n; i += Block) accumulate<1>(op, i, acc);
   using block_sum = reduce::block::block_reduce<Block, sums<K>>;
@@ -164,9 +187,7 @@ __global__ void __launch_bounds__(Block) map_pass(Op op, std::int64_t n, const s
   gpukit::allow_dependent_grids();
   if (Op::gated && st->status != status_running) return;
   op.load(*st);
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Block;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; i < n; i += stride)
-    op(Down ? n - 1 - i : i);
+  for_each_chunk<Block, Down>(n, [&](std::int64_t i) { op(i); });
 }
 
 /// The reproducible mode's fused_pass: the same updates, with the K terms of each entry rounded to Value
@@ -191,23 +212,17 @@ __global__ void __launch_bounds__(Block)
   reduce::exact::begin_block<Block>(s, sum);
   const auto add = [&](auto& terms) {
 #pragma unroll
-    for (int j = 0; j < K; ++j) {
-      Value v[sizeof(terms.t[0]) / sizeof(double)];
-#pragma unroll
-      for (int l = 0; l < static_cast<int>(sizeof(v) / sizeof(Value)); ++l) v[l] = static_cast<Value>(terms.t[j][l]);
-      sum[j].add_tile(v);
-    }
+    for (int j = 0; j < K; ++j) sum[j].add_tile(terms.t[j]);
   };
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * Block;
   const std::int64_t chunks = n / W;
-  for (std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * Block + threadIdx.x; c < chunks; c += stride) {
-    lane_terms<K, W> terms;
-    accumulate<W>(op, (Down ? chunks - 1 - c : c) * W, terms);  // exact sums: the same bits either way
+  for_each_chunk<Block, Down>(chunks, [&](std::int64_t c) {
+    lane_terms<K, W, Value> terms;
+    accumulate<W>(op, c * W, terms);  // exact sums: the same bits either way
     add(terms);
-  }
+  });
   if (W > 1 && blockIdx.x == 0)
     for (std::int64_t i = chunks * W + threadIdx.x; i < n; i += Block) {
-      lane_terms<K, 1> terms;
+      lane_terms<K, 1, Value> terms;
       accumulate<1>(op, i, terms);
       add(terms);
     }

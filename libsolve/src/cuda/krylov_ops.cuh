@@ -1,6 +1,7 @@
 // The steps of the four methods as fused_pass / map_pass ops (see fused_pass.cuh for the shape). Each op's
 // operator() is one entry of the method's vector formulas; finish() is its scalar update on the device.
-// Terms are products taken in double: exact for float vectors (24 + 24 significant bits fit in 53).
+// Terms are products (acc.add_product: taken in double in the default mode, exact for float vectors as
+// 24 + 24 significant bits fit in 53; rounded once to the vector type in the reproducible mode).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -147,9 +148,9 @@ struct cg_dots {
       const V qi = qv.v[l], ri = rv.v[l];
       const V zr = Jacobi ? dv.v[l] * ri : ri;
       const V zq = Jacobi ? dv.v[l] * qi : qi;
-      acc(0, l) += static_cast<double>(pv.v[l]) * qi;
-      acc(1, l) += static_cast<double>(qi) * zr;
-      acc(2, l) += static_cast<double>(qi) * zq;
+      acc.add_product(0, l, pv.v[l], qi);
+      acc.add_product(1, l, qi, zr);
+      acc.add_product(2, l, qi, zq);
     }
   }
   bool aligned(std::size_t bytes) const { return all_aligned(bytes, p, q, r, dinv); }
@@ -195,8 +196,8 @@ struct cg_step {
       xv.v[l] += alpha * pi;
       const V zi = Jacobi ? dv.v[l] * ri : ri;
       pv.v[l] = zi + beta * pi;
-      acc(0, l) += sq(ri);
-      if constexpr (Jacobi) acc(1, l) += static_cast<double>(ri) * zi;
+      acc.add_product(0, l, ri, ri);
+      if constexpr (Jacobi) acc.add_product(1, l, ri, zi);
     }
     detail::store<W>(r, i, rv);
     detail::store<W>(x, i, xv);
@@ -442,8 +443,8 @@ struct pipe_update {
       const V wn = wv.v[l] - alpha * zv.v[l];
       rv.v[l] = rn;
       wv.v[l] = wn;
-      acc(0, l) += sq(rn);
-      acc(1, l) += static_cast<double>(wn) * rn;
+      acc.add_product(0, l, rn, rn);
+      acc.add_product(1, l, wn, rn);
     }
     detail::store<W>(z, i, zv);
     detail::store<W>(s, i, sv);

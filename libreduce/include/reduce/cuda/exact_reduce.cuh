@@ -107,7 +107,8 @@ class thread_sum {
 /// float: a term through a run (detail::float_run: a double holding an exact sum while it can) in front
 /// of the block's limbs for sum j: the run's check is inline (about 10 instructions and no branch, 2
 /// registers a sum; written with an ordering of the two operands first, selects and a short-circuit
-/// branch, it cost reproducible cg about 3 us an iteration: libsolve/README.md);
+/// branch, it and exact_to_float's bit-by-bit loop together cost reproducible cg about 3 us an
+/// iteration: libsolve/README.md);
 /// a term that would make it round goes straight to s.limb[j] (shared atomics, two digits a float; rare:
 /// 0.02-0.04 % of the terms of cg's q.q on 3D Poisson 160^3, none of p.q and q.r, a host simulation).
 /// begin_block(s) before, end_block(run, s) after: no thread_sum at all. No call in the loop on purpose:

@@ -153,9 +153,7 @@ struct solver<Value>::impl {
   /// 20.1, pcg 160^3 102.4-102.6 against 104.7; cg unchanged (88.8-88.9 at 160^3).
   template <auto Kernel, bool SpansRanks, class Op>
   void launch_fused_shaped(const Op& op) {
-    static std::atomic<int> waves[64] = {};  // one per kernel: see gpukit::cached_wave
-    const int g = opt.grid_blocks ? grid
-                                  : static_cast<int>(std::min<std::int64_t>(grid, gpukit::cached_wave(waves, Kernel, block)));
+    const int g = opt.grid_blocks ? grid : one_wave_grid<Kernel>();
     auto* sums = reinterpret_cast<detail::sums<Op::k>*>(partials.data());
     double* out = SpansRanks ? totals.data() : nullptr;
     gpukit::launch_dependent<Kernel>(g, block, stream, op, n, state.data(), sums, out);
@@ -190,9 +188,15 @@ struct solver<Value>::impl {
   template <auto Kernel, class Op>
   void launch_exact_shaped(const Op& op, unsigned long long* limb, unsigned* flags, unsigned* ticket,
                            reduce::exact_accumulator<Value>* out) {
+    gpukit::launch_dependent<Kernel>(one_wave_grid<Kernel>(), block, stream, op, n, state.data(), limb, flags,
+                                     ticket, out);
+  }
+  /// `grid`, capped at one wave of Kernel at `block` threads (resident blocks per SM times SMs, cached per
+  /// kernel and device).
+  template <auto Kernel>
+  int one_wave_grid() const {
     static std::atomic<int> waves[64] = {};  // one per kernel: see gpukit::cached_wave
-    const int g = static_cast<int>(std::min<std::int64_t>(grid, gpukit::cached_wave(waves, Kernel, block)));
-    gpukit::launch_dependent<Kernel>(g, block, stream, op, n, state.data(), limb, flags, ticket, out);
+    return static_cast<int>(std::min<std::int64_t>(grid, gpukit::cached_wave(waves, Kernel, block)));
   }
 
   /// An operator over several ranks: the local totals (reproducible: the local exact state of each sum,

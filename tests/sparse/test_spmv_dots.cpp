@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpukit/device_buffer.hpp"
@@ -294,12 +295,109 @@ GPU_TEST_CASE(non_square_matrix_and_null_pointers_are_rejected) {
   const sparse::device_csr<double, int32_t> square(sparse::generate_laplace_2d<double, int32_t>(7));  // 49 rows
   const sparse::spmv_plan<double, int32_t> sq(square);
   BOOST_CHECK_THROW(sparse::spmv_dots(sq, dx.data(), dy.data(), dw.data(), nullptr), std::invalid_argument);
-  const auto dots = sparse::spmv_dots<double, int32_t>;
+  const auto dots = [](auto&&... args) { sparse::spmv_dots<double, int32_t>(args...); };
   for (auto how : {sparse::dots_summation::fast, sparse::dots_summation::exact}) {
     BOOST_CHECK_THROW(dots(sq, nullptr, dy.data(), dw.data(), dsums.data(), nullptr, how), std::invalid_argument);
     BOOST_CHECK_THROW(dots(sq, dx.data(), nullptr, dw.data(), dsums.data(), nullptr, how), std::invalid_argument);
     BOOST_CHECK_THROW(dots(sq, dx.data(), dy.data(), nullptr, dsums.data(), nullptr, how), std::invalid_argument);
   }
+  // Adding exact sums would round them twice: refused.
+  BOOST_CHECK_THROW(dots(sq, dx.data(), dy.data(), dw.data(), dsums.data(), nullptr, sparse::dots_summation::exact,
+                         sparse::dots_store::accumulate),
+                    std::invalid_argument);
+}
+
+namespace {
+
+/// Rows [lo, hi) of a square matrix with the columns of a distributed rank: numbered from the lowest column
+/// they read (c - lo + before), so the matrix is (hi - lo) x (before + rows + after) around an x_halo.
+template <class V, class I>
+sparse::host_csr<V, I> rows_around_halo(const sparse::host_csr<V, I>& g, int64_t lo, int64_t hi, sparse::x_halo& halo) {
+  int64_t cmin = lo, cmax = hi - 1;
+  for (auto e = g.row_ptr()[static_cast<std::size_t>(lo)]; e < g.row_ptr()[static_cast<std::size_t>(hi)]; ++e) {
+    cmin = std::min<int64_t>(cmin, g.col_idx()[static_cast<std::size_t>(e)]);
+    cmax = std::max<int64_t>(cmax, g.col_idx()[static_cast<std::size_t>(e)]);
+  }
+  halo = {lo - cmin, cmax - hi + 1};
+  std::vector<I> rp{0}, ci;
+  std::vector<V> v;
+  for (int64_t i = lo; i < hi; ++i) {
+    for (auto e = g.row_ptr()[static_cast<std::size_t>(i)]; e < g.row_ptr()[static_cast<std::size_t>(i) + 1]; ++e) {
+      ci.push_back(static_cast<I>(g.col_idx()[static_cast<std::size_t>(e)] - cmin));
+      v.push_back(g.values()[static_cast<std::size_t>(e)]);
+    }
+    rp.push_back(static_cast<I>(ci.size()));
+  }
+  return sparse::host_csr<V, I>(hi - lo, cmax - cmin + 1, std::move(rp), std::move(ci), std::move(v));
+}
+
+}  // namespace
+
+// A plan with an x_halo (a distributed rank's rows, its ghosts stored around its own entries of x): y
+// bitwise a plain plan's of the same rectangular matrix with x from the room's start, for every algorithm
+// that applies; spmv_dots' x.y pairing y_i with the row's own x_i (the bound rejects the pairing from the
+// room's start), and dots_store::accumulate adding to the sums (twice the sums, bitwise: doubling is exact).
+GPU_TEST_CASE_TEMPLATE(halo_plans_read_around_the_rows_own_entries, C, combos) {
+  using V = typename C::value;
+  using I = typename C::index;
+  int stencils = 0, plans = 0;
+  std::uint64_t stream = 9700;
+  const std::vector<named_matrix> globals = {
+      {"laplace3d_21", sparse::generate_laplace_3d<double, int64_t>(21)},
+      {"banded7_5003", banded(5003, 5003, {-400, -20, -1, 0, 1, 20, 400}, 77)}};
+  for (const auto& nm : globals) {
+    const auto g = nm.a.cast<V, I>();
+    const int64_t n = g.rows();
+    for (const auto& [lo, hi] : {std::pair<int64_t, int64_t>{0, n / 3}, {n / 3, n / 3 + 997}, {n - 1500, n}}) {
+      sparse::x_halo halo;
+      const auto m = rows_around_halo(g, lo, hi, halo);
+      const sparse::device_csr<V, I> d(m);
+      const int64_t rows = m.rows(), width = m.cols();
+      const auto x = test::random_vector<V>(width, V(-1), V(1), stream += 3);
+      const auto w = test::random_vector<V>(rows, V(-1), V(1), stream + 1);
+      const gpukit::device_buffer<V> dx(x), dw(w);
+      for (auto alg : algorithms_under_test()) {
+        if (!applies(alg, m)) continue;
+        const sparse::spmv_plan<V, I> plain(d, alg);
+        const sparse::spmv_plan<V, I> around(d, halo, alg);
+        const std::string what = nm.name + " rows " + std::to_string(lo) + ".." + std::to_string(hi) + " " +
+                                 around.describe() + " (plain: " + plain.describe() + ")";
+        ++plans;
+        stencils += around.algorithm() == sparse::spmv_algorithm::stencil;
+        gpukit::device_buffer<V> dy(rows);
+        dy.fill_bytes(test::poison_byte);
+        sparse::spmv(around, V(1), dx.data() + halo.before, V(0), dy.data());
+        const auto want = gpu_spmv(plain, dx);
+        BOOST_TEST(compare_bits(dy.download(), want).bad == 0, what << ": y differs from the plain plan's");
+        gpukit::device_buffer<double> dsums(3);
+        dsums.fill_bytes(test::poison_byte);
+        dy.fill_bytes(test::poison_byte);
+        sparse::spmv_dots(around, dx.data() + halo.before, dy.data(), dw.data(), dsums.data());
+        const auto y = dy.download();
+        BOOST_TEST(compare_bits(y, want).bad == 0, what << ": spmv_dots' y differs from the plain plan's");
+        const std::vector<V> own(x.begin() + halo.before, x.begin() + halo.before + rows);
+        const dot_sums oracle = plain_sums(own, y, w, rows);
+        const sums3 bound = sum_bounds(oracle, rows);
+        const auto once = dsums.download();
+        const sums3 got{once[0], once[1], once[2]};
+        const auto v = compare_sums(got, oracle.sum, bound);
+        BOOST_TEST(v.bad == 0, what << ": " << v.first);
+        if (halo.before > 0) {  // x.y against x from the room's start: far outside the bound
+          const dot_sums shifted = plain_sums(x, y, w, rows);
+          BOOST_TEST(!(std::fabs(shifted.sum[0] - got[0]) <= bound[0]), what << ": the bound accepts x from the room's start");
+        }
+        sparse::spmv_dots(around, dx.data() + halo.before, dy.data(), dw.data(), dsums.data(), nullptr,
+                          sparse::dots_summation::fast, sparse::dots_store::accumulate);
+        const auto twice = dsums.download();
+        for (int j = 0; j < 3; ++j)
+          BOOST_TEST(twice[static_cast<std::size_t>(j)] == 2 * once[static_cast<std::size_t>(j)], what << ": sum " << j << " not accumulated");
+      }
+      // The width must be before + rows + after.
+      BOOST_CHECK_THROW((sparse::spmv_plan<V, I>(d, sparse::x_halo{halo.before + 1, halo.after})), std::invalid_argument);
+    }
+  }
+  BOOST_TEST(stencils >= 6, "stencil halo plans run: " << stencils);
+  BOOST_TEST(plans >= 40, "halo plans run: " << plans);
 }
 
 // The CPU twin: y within the SpMV bound of the plain loop (both accumulate each row in double and round

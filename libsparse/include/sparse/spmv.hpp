@@ -106,6 +106,17 @@ int choose_vector_width(const row_stats& s);
 /// values of `value_bytes` bytes, on a GPU with `sm_count` SMs (the rule is at its definition).
 bool windowed_pays(const row_stats& s, std::size_t value_bytes, int sm_count);
 
+/// Entries of x around the rows' own that a plan's matrix reads: a matrix of rows x (before + rows + after)
+/// whose column c multiplies x[c - before], for a d_x that points at the rows' own entries with `before`
+/// readable entries ahead of it and `after` past its `rows`. A distributed rank's matrix numbers its
+/// columns so (the ghosts owned by lower ranks before its own entries, those of higher ranks after), and
+/// its vectors keep that room: the ghosts are received in place, nothing is copied. spmv_dots's x.y then
+/// pairs y_i with the row's own x_i. Default: none (a plain matrix).
+struct x_halo {
+  std::int64_t before = 0;
+  std::int64_t after = 0;
+};
+
 namespace detail {
 template <class Value>
 struct spmv_plan_state;  // the state of the plan's algorithm (one type per algorithm); defined in src/cuda
@@ -141,6 +152,11 @@ public:
   /// shapes disagree.
   spmv_plan(const csr_view<Value, Index>& device_view, const Index* host_row_ptr,
             spmv_algorithm algorithm = spmv_algorithm::automatic, int vector_width = 0);
+  /// Plan for a matrix whose columns reach around the rows' own entries of x (see x_halo): a.cols() must be
+  /// halo.before + a.rows() + halo.after (std::invalid_argument otherwise). spmv() and spmv_dots() then take
+  /// d_x at the rows' own entries. Every algorithm applies; `stencil` stores its column offsets relative to
+  /// the row's own entry, so they are those of the undistributed matrix.
+  spmv_plan(const device_csr<Value, Index>& a, x_halo halo, spmv_algorithm algorithm = spmv_algorithm::automatic);
   spmv_plan(spmv_plan&&) noexcept;
   spmv_plan& operator=(spmv_plan&&) noexcept;
   spmv_plan(const spmv_plan&) = delete;
@@ -157,6 +173,8 @@ public:
   /// epilogue); false: spmv() followed by one separate dots pass (every other algorithm).
   bool dots_fused() const noexcept { return algorithm_ == spmv_algorithm::stencil; }
   const row_stats& stats() const noexcept { return stats_; }
+  /// The room around x the matrix reads (x_halo; none for a plain matrix).
+  const x_halo& halo() const noexcept { return halo_; }
   const csr_view<Value, Index>& matrix() const noexcept { return view_; }
   const detail::spmv_plan_state<Value>& state() const noexcept { return *state_; }
   /// One line, e.g. "vector (16 lanes per row)", "stencil (9 row patterns, 33 offsets, 8 loads in flight)" or
@@ -171,11 +189,13 @@ private:
   row_stats stats_{};
   spmv_algorithm requested_ = spmv_algorithm::automatic;
   spmv_algorithm algorithm_ = spmv_algorithm::scalar;
+  x_halo halo_{};
   std::unique_ptr<detail::spmv_plan_state<Value>> state_;
 };
 
 /// y = alpha * A * x + beta * y on the GPU with the plan's algorithm, stream-ordered (no host sync, no
-/// allocation). d_x has cols entries, d_y rows entries (device memory; they must not overlap). merge and
+/// allocation). d_x has cols entries (a plan with an x_halo: d_x at the rows' own entries, x_halo's room
+/// around them), d_y rows entries (device memory; they must not overlap). merge and
 /// adaptive plans keep per-call scratch (split rows' partials), so two calls of one plan must not run at
 /// the same time (use one stream, or order the streams).
 /// Deterministic (run to run on one GPU model); error bound as in the header comment.
@@ -199,9 +219,15 @@ enum class dots_summation {
   exact,
 };
 
+/// Whether spmv_dots writes its three sums or adds them to what d_sums holds (the sums of a matrix whose rows
+/// are split into several plans: the first plan's call writes, the others' add, in stream order; `fast`
+/// sums only).
+enum class dots_store { overwrite, accumulate };
+
 /// y = A x (alpha 1, beta 0), and in the same pass over the rows three sums of the y it stores:
 /// d_sums[0] = x.y, d_sums[1] = y.w, d_sums[2] = y.y (d_sums: 3 doubles, device memory), summed as `how`
-/// says. Square matrices only (x and y both have rows entries); d_w has rows entries; d_y must not overlap
+/// says (`store`: written, or added to d_sums' values). Square matrices only (x and y both have rows
+/// entries, around which a plan with an x_halo reads its room); d_w has rows entries; d_y must not overlap
 /// d_x or d_w (d_x == d_w is fine). Stream-ordered, no allocation, no host sync. Like spmv(), two calls of
 /// one plan must not run at the same time (the sums' scratch is the plan's).
 /// One kernel where plan.dots_fused() (stencil: the sums in its epilogue, no second read of x and y);
@@ -210,8 +236,9 @@ enum class dots_summation {
 /// the product, exact for float values, and at most n - 1 additions in any order; Higham 4.2), with
 /// gamma_n = n u / (1 - n u), u = 2^-53. `exact`: the exact sum of the rounded terms, rounded once to Value
 /// (so within u(Value) sum |t_i| of the products' sum, plus one rounding). Throws std::invalid_argument,
-/// before any CUDA call, for a non-square matrix, a null d_sums, or a null d_x, d_y or d_w when rows > 0.
-/// rows == 0: d_sums gets three zeros (cudaMemsetAsync) and nothing else runs.
+/// before any CUDA call, for a non-square matrix, a null d_sums, a null d_x, d_y or d_w when rows > 0, or
+/// dots_store::accumulate with exact sums. rows == 0: d_sums gets three zeros (cudaMemsetAsync; accumulate:
+/// unchanged) and nothing else runs.
 ///
 /// Example (a CG step: q = A p, then p.q, q.r and q.q):
 ///   sparse::spmv_plan<double, std::int32_t> plan(d);          // once, before the loop
@@ -219,7 +246,8 @@ enum class dots_summation {
 ///   sparse::spmv_dots(plan, d_p, d_q, d_r, d_sums, stream, sparse::dots_summation::exact);  // reproducible
 template <class Value, class Index>
 void spmv_dots(const spmv_plan<Value, Index>& plan, const Value* d_x, Value* d_y, const Value* d_w, double* d_sums,
-               stream_t stream = nullptr, dots_summation how = dots_summation::fast);
+               stream_t stream = nullptr, dots_summation how = dots_summation::fast,
+               dots_store store = dots_store::overwrite);
 
 namespace reference {
 /// The CPU twin of sparse::spmv (same arguments, host memory): the plain loop of spmv_reference, each

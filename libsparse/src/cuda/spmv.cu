@@ -199,13 +199,17 @@ void run_dots_pass(std::int64_t n, const Value* x, const Value* y, const dots_ar
 }
 
 // spmv_dots's preconditions, checked before any CUDA call.
-void check_dots_arguments(std::int64_t rows, std::int64_t cols, const void* x, const void* y, const void* w,
-                          const double* sums) {
-  if (rows != cols)
+void check_dots_arguments(std::int64_t rows, std::int64_t cols, const x_halo& halo, const void* x, const void* y,
+                          const void* w, const double* sums, dots_summation how, dots_store store) {
+  if (rows != cols - halo.before - halo.after)
     throw std::invalid_argument("spmv_dots: the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                (halo.before + halo.after > 0 ? " around an x halo of " +
+                                     std::to_string(halo.before + halo.after) : std::string()) +
                                 " (x and y must both have rows entries: square matrices only)");
   if (sums == nullptr || (rows > 0 && (x == nullptr || y == nullptr || w == nullptr)))
     throw std::invalid_argument("spmv_dots: a null pointer among x, y, w, sums");
+  if (how == dots_summation::exact && store == dots_store::accumulate)
+    throw std::invalid_argument("spmv_dots: exact sums cannot be accumulated (adding rounded sums rounds again)");
 }
 
 }  // namespace
@@ -213,16 +217,17 @@ void check_dots_arguments(std::int64_t rows, std::int64_t cols, const void* x, c
 
 template <class Value, class Index>
 void spmv_dots(const spmv_plan<Value, Index>& plan, const Value* d_x, Value* d_y, const Value* d_w, double* d_sums,
-               stream_t stream, dots_summation how) {
+               stream_t stream, dots_summation how, dots_store store) {
   const auto& a = plan.matrix();
-  detail::check_dots_arguments(a.rows, a.cols, d_x, d_y, d_w, d_sums);
+  detail::check_dots_arguments(a.rows, a.cols, plan.halo(), d_x, d_y, d_w, d_sums, how, store);
   if (a.rows == 0) {
-    GPUKIT_CUDA_CHECK(cudaMemsetAsync(d_sums, 0, 3 * sizeof(double), stream));
+    if (store == dots_store::overwrite) GPUKIT_CUDA_CHECK(cudaMemsetAsync(d_sums, 0, 3 * sizeof(double), stream));
     return;
   }
   const auto& ws = plan.state().dots;
-  const detail::dots_args<Value> dots{d_w,      ws.partials.data(),   ws.ticket.data(),
-                                      d_sums,   ws.exact_limb.data(), ws.exact_counters.data()};
+  const detail::dots_args<Value> dots{d_w,    ws.partials.data(),   ws.ticket.data(),
+                                      d_sums, ws.exact_limb.data(), ws.exact_counters.data(),
+                                      store == dots_store::accumulate};
   const bool exact = how == dots_summation::exact;
   if (const auto* st = std::get_if<detail::stencil_state>(&plan.state().algorithm)) {  // plan.dots_fused()
     const detail::spmv_call<Value, Index> call{a, Value(1), d_x, Value(0), d_y, plan.state().sm_count, stream};
@@ -230,7 +235,7 @@ void spmv_dots(const spmv_plan<Value, Index>& plan, const Value* d_x, Value* d_y
     else detail::run_stencil<detail::dots_kind::fast>(*st, call, dots);
     return;
   }
-  spmv(plan, Value(1), d_x, Value(0), d_y, stream);
+  spmv(plan, Value(1), d_x, Value(0), d_y, stream);  // x.y below pairs y_i with the row's own x_i: d_x itself
   if (exact) detail::run_dots_pass<detail::dots_kind::exact>(a.rows, d_x, d_y, dots, plan.state().sm_count, stream);
   else detail::run_dots_pass<detail::dots_kind::fast>(a.rows, d_x, d_y, dots, plan.state().sm_count, stream);
 }
@@ -238,13 +243,18 @@ void spmv_dots(const spmv_plan<Value, Index>& plan, const Value* d_x, Value* d_y
 template <class Value, class Index>
 void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Value beta, Value* d_y, stream_t stream) {
   if (plan.matrix().rows == 0) return;
-  const detail::spmv_call<Value, Index> call{plan.matrix(), alpha, d_x, beta, d_y, plan.state().sm_count, stream};
+  // With an x halo, column c multiplies d_x[c - before]: the CSR kernels index from the room's start; the
+  // stencil's offsets are already relative to the row's own entry (spmv_plan::take_stencil).
+  const bool stencil = std::holds_alternative<detail::stencil_state>(plan.state().algorithm);
+  const Value* x = stencil ? d_x : d_x - plan.halo().before;
+  const detail::spmv_call<Value, Index> call{plan.matrix(), alpha, x, beta, d_y, plan.state().sm_count, stream};
   std::visit([&](const auto& st) { detail::run(st, plan.algorithm(), call); }, plan.state().algorithm);
 }
 
 #define SPARSE_SPMV_INSTANTIATE(V, I)                                              \
   template void spmv<V, I>(const spmv_plan<V, I>&, V, const V*, V, V*, stream_t); \
-  template void spmv_dots<V, I>(const spmv_plan<V, I>&, const V*, V*, const V*, double*, stream_t, dots_summation);
+  template void spmv_dots<V, I>(const spmv_plan<V, I>&, const V*, V*, const V*, double*, stream_t, dots_summation, \
+                                dots_store);
 SPARSE_FOR_EACH_VALUE_INDEX(SPARSE_SPMV_INSTANTIATE)
 #undef SPARSE_SPMV_INSTANTIATE
 

@@ -47,6 +47,7 @@ struct dots_args {
   double* sums;
   unsigned long long* exact_limb;
   unsigned* exact_flags;
+  bool accumulate;  ///< fast sums: added to sums' values (dots_store::accumulate) instead of written
 };
 
 /// Which sums a row kernel takes: none (plain spmv), or spmv_dots's fast or exact ones.
@@ -136,7 +137,7 @@ __device__ __forceinline__ void finish_dots(dot3 acc, const dots_args<Value>& ou
   if (!reduce::grid::last_block_reduce<Block>(acc, add_dot3{}, dot3{{0.0, 0.0, 0.0}}, partials, out.ticket, tmp)) return;
   if (threadIdx.x == 0) {
 #pragma unroll
-    for (int j = 0; j < 3; ++j) out.sums[j] = acc.v[j];
+    for (int j = 0; j < 3; ++j) out.sums[j] = out.accumulate ? out.sums[j] + acc.v[j] : acc.v[j];
   }
 }
 /// exact: the block's and the grid's exact steps; the last block's threads 0..2 round one sum each.

@@ -24,10 +24,14 @@ void check_vector_width(int vector_width) {
 
 /// Reads col_idx of a device matrix in pieces (the stencil analysis stops at the first piece that rules
 /// the matrix out).
+/// `shift` (a plan's x_halo::before) is subtracted from every column: the stencil's offsets are then
+/// relative to the row's own entry of x.
 template <class Index>
-detail::fetch_columns<Index> device_columns(const Index* d_col_idx) {
-  return [d_col_idx](std::int64_t first, std::int64_t count, Index* dst) {
+detail::fetch_columns<Index> device_columns(const Index* d_col_idx, std::int64_t shift) {
+  return [d_col_idx, shift](std::int64_t first, std::int64_t count, Index* dst) {
     gpukit::copy_to_host(dst, d_col_idx + first, static_cast<std::size_t>(count) * sizeof(Index));
+    if (shift != 0)
+      for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<Index>(dst[i] - shift);
   };
 }
 
@@ -40,6 +44,19 @@ spmv_plan<Value, Index>::spmv_plan(const device_csr<Value, Index>& a, spmv_algor
   if (a.rows() > 0)
     gpukit::copy_to_host(host_row_ptr.data(), view_.row_ptr, host_row_ptr.size() * sizeof(Index));
   build(host_row_ptr.data(), vector_width);
+}
+
+template <class Value, class Index>
+spmv_plan<Value, Index>::spmv_plan(const device_csr<Value, Index>& a, x_halo halo, spmv_algorithm algorithm)
+    : view_(a.view()), requested_(algorithm), halo_(halo) {
+  if (halo.before < 0 || halo.after < 0 || a.cols() != halo.before + a.rows() + halo.after)
+    throw std::invalid_argument("spmv plan: a matrix of " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
+                                " does not have the x halo's " + std::to_string(halo.before) + " + rows + " +
+                                std::to_string(halo.after) + " columns");
+  std::vector<Index> host_row_ptr(static_cast<std::size_t>(a.rows() + 1), Index(0));
+  if (a.rows() > 0)
+    gpukit::copy_to_host(host_row_ptr.data(), view_.row_ptr, host_row_ptr.size() * sizeof(Index));
+  build(host_row_ptr.data(), 0);
 }
 
 template <class Value, class Index>
@@ -66,7 +83,7 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
   algorithm_ = requested_ == spmv_algorithm::automatic ? choose_algorithm(stats_) : requested_;
   state_ = std::make_unique<detail::spmv_plan_state<Value>>();
   state_->sm_count = gpukit::sm_count();
-  if (view_.rows > 0 && view_.rows == view_.cols) state_->dots = detail::dots_workspace(view_.rows, state_->sm_count);
+  if (view_.rows > 0 && view_.rows == view_.cols - halo_.before - halo_.after) state_->dots = detail::dots_workspace(view_.rows, state_->sm_count);
   if (take_stencil(host_row_ptr) || take_windowed(host_row_ptr)) return;
   auto& st = state_->algorithm;
   switch (algorithm_) {
@@ -85,7 +102,7 @@ bool spmv_plan<Value, Index>::take_stencil(const Index* host_row_ptr) {
   const bool automatic = requested_ == spmv_algorithm::automatic;
   if (requested_ != spmv_algorithm::stencil && !(automatic && detail::automatic_tries_stencil(stats_, algorithm_)))
     return false;
-  const auto table = detail::build_stencil_table<Index>(view_.rows, host_row_ptr, device_columns(view_.col_idx));
+  const auto table = detail::build_stencil_table<Index>(view_.rows, host_row_ptr, device_columns(view_.col_idx, halo_.before));
   if (!table.usable()) {
     if (!automatic)
       throw std::invalid_argument("spmv plan: the stencil algorithm does not apply to this matrix: " + table.why_not);

@@ -274,10 +274,45 @@ CPU_TEST_CASE(scaling_model_follows_its_formula) {
   BOOST_TEST(std::fabs(e8.allreduce_us - 2 * 2 * 3 * 7) < 1e-9);
 }
 
-// The GPU SpMV (libsparse plans for the interior and boundary blocks, the halo over NCCL or host
-// staging): every row within libsparse's bound of the CPU reference row (row_error_bounds: 2 gamma_{k+2}
-// S_i, derived in sparse/reference.hpp), in float and double, on both transports; y is poisoned first, so
-// a row the scatter missed is NaN and fails.
+// The GPU SpMV in both layouts (the copy layout: interior and boundary blocks, x copied, y scattered; the
+// room layout: the ghosts received around x, three row blocks writing y in place), the halo over NCCL or
+// host staging: every row within libsparse's bound of the CPU reference row (row_error_bounds: 2
+// gamma_{k+2} S_i, derived in sparse/reference.hpp), in float and double; y is poisoned first, so a row no
+// block wrote is NaN and fails. The room layout also through apply_in_room (x with its room, the room
+// poisoned: a ghost not received is NaN in the rows that read it) and apply_in_room_with_dots, whose local
+// sums are checked against this rank's plain double loops (within 2 gamma_n(double) sum |t_i|, n the
+// local rows, as test_spmv_dots derives; a dropped last term must be outside it where it is visible).
+template <class V>
+void check_rows(const std::string& what, const std::vector<V>& y, const std::vector<V>& y_one,
+                const std::vector<double>& bounds, const dist::distributed_csr<V, std::int32_t>& d) {
+  std::int64_t bad = 0;
+  for (std::int64_t i = 0; i < d.local_rows(); ++i) {
+    const auto g = static_cast<std::size_t>(d.first_row() + i);
+    if (!(std::fabs(static_cast<double>(y[static_cast<std::size_t>(i)]) - static_cast<double>(y_one[g])) <= bounds[g])) ++bad;
+  }
+  BOOST_TEST(bad == 0, what << ": " << bad << " rows outside their bound on rank " << world().rank());
+}
+
+template <class V>
+void check_room_dots(const std::string& what, const std::vector<V>& x_own, const std::vector<V>& y,
+                     const std::vector<V>& w, const std::vector<double>& sums) {
+  const auto n = static_cast<double>(y.size());
+  const double gamma = n * 0x1p-53 / (1 - n * 0x1p-53);
+  for (int j = 0; j < 3; ++j) {
+    double want = 0, magnitude = 0, last = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      const double a = j == 0 ? double(x_own[i]) : double(y[i]);
+      const double b = j == 0 ? double(y[i]) : (j == 1 ? double(w[i]) : double(y[i]));
+      want += a * b, magnitude += std::fabs(a * b), last = a * b;
+    }
+    const double bound = 2 * gamma * magnitude * (1 + 1e-6);
+    BOOST_TEST(std::fabs(sums[static_cast<std::size_t>(j)] - want) <= bound,
+               what << ": local sum " << j << " " << sums[static_cast<std::size_t>(j)] << " vs " << want);
+    if (std::fabs(last) > 3 * bound)
+      BOOST_TEST(!(std::fabs(sums[static_cast<std::size_t>(j)] - (want - last)) <= bound), what << ": a dropped term passes");
+  }
+}
+
 template <class V>
 void check_device_spmv(bool prefer_nccl) {
   dist::communicator comm(MPI_COMM_WORLD);
@@ -290,21 +325,46 @@ void check_device_spmv(bool prefer_nccl) {
     std::vector<V> y_one(static_cast<std::size_t>(a.rows()));
     sparse::reference::spmv_reference(a, V(1), x.data(), V(0), y_one.data());
     const auto bounds = sparse::reference::row_error_bounds(a, V(1), x.data(), V(0), y_one.data());
-    dist::device_spmv<V, std::int32_t> spmv(comm, d);
-    gpukit::device_buffer<V> dx(std::vector<V>(x.begin() + d.first_row(), x.begin() + d.first_row() + d.local_rows()));
-    gpukit::device_buffer<V> dy(d.local_rows());
-    dy.fill_bytes(test::poison_byte);
-    for (int repeat = 0; repeat < 2; ++repeat) {  // the buffers are reused: a second apply gives the same y
-      if (repeat == 1) spmv.connect();  // its exchange of zeros leaves nothing the next apply reads
-      spmv.apply(dx.data(), dy.data());
-      const std::vector<V> y = dy.download();
-      std::int64_t bad = 0;
-      for (std::int64_t i = 0; i < d.local_rows(); ++i) {
-        const auto g = static_cast<std::size_t>(d.first_row() + i);
-        if (!(std::fabs(static_cast<double>(y[static_cast<std::size_t>(i)]) - static_cast<double>(y_one[g])) <= bounds[g])) ++bad;
+    const std::vector<V> x_own(x.begin() + d.first_row(), x.begin() + d.first_row() + d.local_rows());
+    for (auto layout : {dist::spmv_layout::copy, dist::spmv_layout::room}) {
+      const std::string what = name + ", " + (layout == dist::spmv_layout::room ? "room" : "copy") + " layout, " +
+                               dist::to_string(comm.transport());
+      dist::device_spmv<V, std::int32_t> spmv(comm, d, sparse::spmv_algorithm::automatic, layout);
+      gpukit::device_buffer<V> dx(x_own);
+      gpukit::device_buffer<V> dy(d.local_rows());
+      dy.fill_bytes(test::poison_byte);
+      for (int repeat = 0; repeat < 2; ++repeat) {  // the buffers are reused: a second apply gives the same y
+        if (repeat == 1) spmv.connect();  // its exchange of zeros leaves nothing the next apply reads
+        spmv.apply(dx.data(), dy.data());
+        check_rows(what, dy.download(), y_one, bounds, d);
       }
-      BOOST_TEST(bad == 0, name << ": " << bad << " rows outside their bound on rank " << comm.rank() << ", "
-                                << dist::to_string(comm.transport()));
+      const sparse::x_halo room = spmv.input_room();
+      if (layout == dist::spmv_layout::copy) {
+        BOOST_TEST(room.before + room.after == 0);
+        BOOST_CHECK_THROW(spmv.apply_in_room(dx.data(), dy.data()), std::logic_error);
+        continue;
+      }
+      // x with its room, poisoned around the rank's entries.
+      gpukit::device_buffer<V> roomy(room.before + d.local_rows() + room.after);
+      roomy.fill_bytes(test::poison_byte);
+      V* x_in = roomy.data() + room.before;
+      if (d.local_rows() > 0)
+        gpukit::copy_to_device(x_in, x_own.data(), x_own.size() * sizeof(V));
+      dy.fill_bytes(test::poison_byte);
+      spmv.apply_in_room(x_in, dy.data());
+      check_rows(what + ", apply_in_room", dy.download(), y_one, bounds, d);
+      const std::vector<V> w = test::random_vector<V>(d.local_rows(), V(-1), V(1), 3300 + comm.rank());
+      gpukit::device_buffer<V> dw(w);
+      gpukit::device_buffer<double> sums(3);
+      sums.fill_bytes(test::poison_byte);
+      dy.fill_bytes(test::poison_byte);
+      spmv.apply_in_room_with_dots(x_in, dy.data(), dw.data(), sums.data());
+      const std::vector<V> y = dy.download();
+      check_rows(what + ", apply_in_room_with_dots", y, y_one, bounds, d);
+      check_room_dots(what, x_own, y, w, sums.download());
+      // The rank's own entries are unchanged by the halo.
+      std::vector<V> back(roomy.download());
+      BOOST_TEST(std::equal(x_own.begin(), x_own.end(), back.begin() + room.before), what << ": x changed");
     }
   }
 }

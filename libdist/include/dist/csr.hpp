@@ -125,11 +125,24 @@ private:
   std::vector<MPI_Request> requests_;  // one per neighbour and direction, reused by every apply
 };
 
-/// y = A x on the GPU for a distributed_csr: the interior and boundary rows as libsparse plans
+/// device_spmv's layout (below): `automatic` takes the room layout where the rank's rows are banded.
+enum class spmv_layout { automatic, room, copy };
+
+/// y = A x on the GPU for a distributed_csr, in one of two layouts chosen per rank at construction.
+///  * The room layout, for banded rows (the ghosts span at most local_rows() + 4096 entries: a grid split
+///    into slabs): x keeps room around this rank's entries (input_room(): the ghosts of lower ranks before
+///    them, of higher ranks after, at their global distance), the halo is received there, and the rows
+///    are three libsparse plans over columns numbered around the room (sparse::x_halo): the longest run of
+///    rows that read no ghost, computed while the halo travels, then the rows before and after it, each
+///    writing its rows of y in place. apply_in_room() and apply_in_room_with_dots() take a vector with that
+///    room and copy nothing; apply() copies x into a vector of its own with room first.
+///  * The copy layout, otherwise: the interior and boundary rows as libsparse plans
 /// (sparse::spmv_plan, algorithm chosen per block), the x entries to send gathered on the device, the
 /// halo carried by the communicator's device transport (enable_device() first): NCCL send/receive on the
 /// communicator's NCCL stream (communicator::nccl_stream()), or a copy to pinned host memory and
-/// MPI_Isend / MPI_Irecv; the interior rows run on `stream` meanwhile, the boundary rows after the halo arrived. Results per row are within libsparse's
+/// MPI_Isend / MPI_Irecv; the interior rows run on `stream` meanwhile, the boundary rows after the halo
+/// arrived, then both blocks' results are scattered into y (x copied once, y once more).
+/// Results per row are within libsparse's
 /// SpMV bound (gamma_k sum_j |a_ij x_j|, k the row length); not bitwise the CPU path. Collective per apply.
 /// `algorithm` is both blocks' libsparse algorithm; automatic chooses per block from its row statistics,
 /// which change with the partition, so a row's bits may change with the rank count. With
@@ -139,14 +152,31 @@ private:
 template <class Value, class Index>
 class device_spmv {
 public:
+  /// `layout`: room forces the room layout (std::invalid_argument for a rank without rows or whose room
+  /// numbering does not fit Index), copy the copy layout (tests run both).
   device_spmv(const communicator& comm, const distributed_csr<Value, Index>& a,
-              sparse::spmv_algorithm algorithm = sparse::spmv_algorithm::automatic);
+              sparse::spmv_algorithm algorithm = sparse::spmv_algorithm::automatic,
+              spmv_layout layout = spmv_layout::automatic);
   ~device_spmv();
   device_spmv(const device_spmv&) = delete;
   device_spmv& operator=(const device_spmv&) = delete;
   /// d_y_local = (A x)_local on `stream` (device memory, local_rows() entries each, not overlapping);
   /// returns when the halo has been exchanged (the boundary rows may still run on `stream`).
   void apply(const Value* d_x_local, Value* d_y_local, reduce::stream_t stream = nullptr);
+  /// The room apply_in_room() needs around x: x_halo::before entries ahead of d_x_local and after past its
+  /// local_rows(), which the halo overwrites. Empty ({0, 0}) in the copy layout.
+  sparse::x_halo input_room() const;
+  /// apply() of a d_x_local with input_room() around it (device memory, written there by the halo, the
+  /// entries themselves unchanged): no copy of x, no scatter of y. std::logic_error in the copy layout.
+  void apply_in_room(Value* d_x_local, Value* d_y_local, reduce::stream_t stream = nullptr);
+  /// apply_in_room(), and this rank's x.y, y.w, y.y into d_sums (3 doubles, device memory; NOT summed over
+  /// ranks): each block's sparse::spmv_dots (fast sums; d_w_local: local_rows() entries), the first block
+  /// writing the sums and the others adding theirs.
+  void apply_in_room_with_dots(Value* d_x_local, Value* d_y_local, const Value* d_w_local, double* d_sums,
+                               reduce::stream_t stream = nullptr);
+  /// Whether apply_in_room_with_dots takes the sums in the SpMV's own pass (every block's plan is
+  /// `stencil`); false in the copy layout.
+  bool dots_fused() const;
   /// Exchanges the halo once (zeros), so that the transport connects the neighbours now and not inside the
   /// first apply: NCCL connects peers at their first exchange (measured on 2 H100s over NVLink: 0.2-0.5 s,
   /// which a solver's first iteration would otherwise carry). Collective; returns when the exchange is
@@ -154,8 +184,13 @@ public:
   void connect(reduce::stream_t stream = nullptr);
 
 private:
-  void exchange_halo_nccl();
   struct state;
+  Value* ghosts_of(std::size_t k, Value* x_own) const;
+  void exchange_halo_nccl(const Value* x_send, Value* x_own);
+  void pack(const Value* x_own, reduce::stream_t stream);
+  void exchange(const Value* x_send, Value* x_own, reduce::stream_t stream);
+  void run_in_room(Value* x, Value* y, const Value* w, double* sums, reduce::stream_t stream);
+  void check_room(const char* what) const;
   const communicator* comm_;
   const distributed_csr<Value, Index>* a_;
   std::unique_ptr<state> s_;

@@ -62,7 +62,16 @@ public:
   ~device_operator() override;
   std::int64_t rows() const override { return a_->local_rows(); }
   std::int64_t cols() const override { return a_->local_rows(); }
+  /// dist::device_spmv::apply_in_room where the rank's rows have the room layout (d_x then has
+  /// input_room() around it), otherwise dist::device_spmv::apply.
   void apply(const Value* d_x, Value* d_y, stream_t stream) const override;
+  /// dist::device_spmv::input_room.
+  sparse::x_halo input_room() const override;
+  /// True in the room layout where every block's plan takes the dots in its pass (dist::device_spmv::dots_fused).
+  bool fuses_dots() const override;
+  /// dist::device_spmv::apply_in_room_with_dots: this rank's sums (fast only).
+  void apply_with_dots(const Value* d_x, Value* d_y, const Value* d_w, double* d_sums, sparse::dots_summation how,
+                       stream_t stream) const override;
   bool has_diagonal() const override { return true; }
   /// This rank's stored diagonal entries (dist::distributed_csr::diagonal), copied to the device.
   void diagonal(Value* d_diag, stream_t stream) const override;

@@ -25,13 +25,20 @@ public:
   virtual std::int64_t cols() const = 0;
   /// y = A x; d_x has cols() entries, d_y rows() (device memory, not overlapping), enqueued on `stream`.
   virtual void apply(const Value* d_x, Value* d_y, stream_t stream) const = 0;
+  /// Entries around d_x that apply() and apply_with_dots() need and may overwrite (sparse::x_halo: an
+  /// operator over ranks receives its ghosts there, so x is not copied). When not empty, every d_x given
+  /// to them has that room: the solver allocates its vectors so, and copies a caller's vector (the solution
+  /// x) into one of its own before applying the operator to it. Default: none.
+  virtual sparse::x_halo input_room() const { return {}; }
   /// Whether diagonal() is available (Jacobi preconditioning needs it).
   virtual bool has_diagonal() const { return false; }
   /// Writes the rows() diagonal entries to d_diag (device memory) on `stream`. The default throws
   /// std::invalid_argument (an operator without a known diagonal cannot be Jacobi-preconditioned).
   virtual void diagonal(Value* d_diag, stream_t stream) const;
   /// Whether apply_with_dots() takes its three sums in the product's own pass (an SpMV epilogue): cg then
-  /// runs one pass over p, q and r fewer per iteration. Default false (cg runs its own dots pass).
+  /// runs one pass over p, q and r fewer per iteration. Default false (cg runs its own dots pass). Over
+  /// ranks (spans_ranks()) the sums are this rank's, which the solver sums over the ranks, and only `fast`
+  /// is asked for (the reproducible mode sums exact states over ranks, not rounded sums).
   virtual bool fuses_dots() const { return false; }
   /// y = A x and, in the same pass, d_sums[0] = x.y, d_sums[1] = y.w, d_sums[2] = y.y (3 doubles, device
   /// memory; each product formed in double), summed as `how` says (sparse::dots_summation: fast, or exact

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,6 +37,20 @@ constexpr int max_sums = detail::pipe_sums;
 /// wake-up and its next launch (~10-20 us) hide behind them even at 64^3 (cg ~17 us an iteration on an H200).
 constexpr int status_lag = 2;
 
+/// A solver vector: n entries with the operator's input room around them (linear_operator::input_room: an
+/// operator over ranks receives its ghosts there), the room ahead rounded up to 32 entries so that the
+/// entries stay 16-byte aligned for the vectorized passes.
+template <class Value>
+struct room_vector {
+  gpukit::device_buffer<Value> storage;
+  std::int64_t lead = 0;
+  room_vector() = default;
+  room_vector(std::int64_t n, const sparse::x_halo& room)
+      : storage((room.before + 31) / 32 * 32 + n + room.after), lead((room.before + 31) / 32 * 32) {}
+  Value* data() { return storage.data() + lead; }
+  std::size_t bytes() const { return storage.bytes(); }
+};
+
 template <class Value>
 struct solver<Value>::impl {
   const linear_operator<Value>* a = nullptr;
@@ -54,7 +69,8 @@ struct solver<Value>::impl {
   // rows). The downward kernels are instantiations of their own (fused_pass.cuh says why).
   bool walks_down = false;
   // Vectors, named by cg's roles; the other methods reuse them (see solve_impl).
-  gpukit::device_buffer<Value> v0, v1, v2, v3, v4, v5;
+  room_vector<Value> v0, v1, v2, v3, v4, v5;
+  room_vector<Value> x_copy;  // an operator with input room: the caller's x copied here to be applied
   gpukit::device_buffer<Value> dinv;
   // Reproducible mode: fused_exact_pass's global accumulator (reduce::exact::end_grid's max_sums * limbs
   // limb words, then max_sums flags and the ticket in `exact_counters`; zeroed once, left zero by every
@@ -63,7 +79,7 @@ struct solver<Value>::impl {
   gpukit::device_buffer<unsigned> exact_counters;
   gpukit::device_buffer<Value> term_sums;  // max_sums
   gpukit::device_buffer<double> partials;  // grid * max_sums doubles: per-block sums of fused_pass
-  gpukit::device_buffer<double> dots;      // cg with the operator's apply_with_dots: p.q, q.r, q.q
+  gpukit::device_buffer<double> dots;      // cg with the operator's apply_with_dots: p.q, q.r, q.q (over ranks: + r.r, x 2)
   // An operator over several ranks (linear_operator::spans_ranks): the local totals, or in reproducible
   // mode the local exact states, summed over the ranks in place; `pending` is the finish of a pass whose
   // sum is still in flight (pipecg's update, overlapped with the next SpMV), run by settle().
@@ -71,6 +87,7 @@ struct solver<Value>::impl {
   gpukit::device_buffer<double> totals;                          // max_sums
   gpukit::device_buffer<reduce::exact_accumulator<Value>> states;  // reproducible: max_sums
   std::function<void()> pending;
+  std::optional<detail::cg_step<Value, false>> carried;  // pass_carried's update, its finish not yet run
   gpukit::device_buffer<double> history;
   gpukit::device_buffer<solver_state> state;
   solver_state* host_state = nullptr;  // pinned: the status check's copy target
@@ -129,21 +146,22 @@ struct solver<Value>::impl {
   /// the solver's own vectors; b and x are the caller's and may sit at any element offset), else one entry
   /// at a time. Launched with PDL (gpukit::launch_dependent): the pass's launch hides behind the tail of
   /// the SpMV or pass before it (H100 microbenchmark: 1.4 us per kernel boundary).
+  /// SpansRanks: the local totals go to `out` (default: `totals`).
   template <int Block, bool SpansRanks, class Op>
-  void launch_fused(const Op& op) {
-    if (walks_down) launch_fused_to<Block, SpansRanks, true>(op);
-    else launch_fused_to<Block, SpansRanks, false>(op);
+  void launch_fused(const Op& op, double* out = nullptr) {
+    if (walks_down) launch_fused_to<Block, SpansRanks, true>(op, out);
+    else launch_fused_to<Block, SpansRanks, false>(op, out);
   }
   template <int Block, bool SpansRanks, bool Down, class Op>
-  void launch_fused_to(const Op& op) {
+  void launch_fused_to(const Op& op, double* out) {
     constexpr int lanes = detail::vector_lanes<Value>;
     if constexpr (detail::is_vectorized<Op>::value) {
       if (op.aligned(lanes * sizeof(Value))) {
-        launch_fused_shaped<detail::fused_pass<Block, lanes, Op, SpansRanks, Down>, SpansRanks>(op);
+        launch_fused_shaped<detail::fused_pass<Block, lanes, Op, SpansRanks, Down>, SpansRanks>(op, out);
         return;
       }
     }
-    launch_fused_shaped<detail::fused_pass<Block, 1, Op, SpansRanks, Down>, SpansRanks>(op);
+    launch_fused_shaped<detail::fused_pass<Block, 1, Op, SpansRanks, Down>, SpansRanks>(op, out);
   }
   /// The grid: at most one wave of the kernel unless options::grid_blocks set it. The grid is sized for 8
   /// blocks of 256 per SM, which the upward passes reach (cg's float update: 32 registers); a kernel with
@@ -152,11 +170,11 @@ struct solver<Value>::impl {
   /// 16.2 us an iteration against 18.5 (18.6 with the downward loop alone), pipecg 64^3 17.6 against
   /// 20.1, pcg 160^3 102.4-102.6 against 104.7; cg unchanged (88.8-88.9 at 160^3).
   template <auto Kernel, bool SpansRanks, class Op>
-  void launch_fused_shaped(const Op& op) {
+  void launch_fused_shaped(const Op& op, double* out) {
     const int g = opt.grid_blocks ? grid : one_wave_grid<Kernel>();
     auto* sums = reinterpret_cast<detail::sums<Op::k>*>(partials.data());
-    double* out = SpansRanks ? totals.data() : nullptr;
-    gpukit::launch_dependent<Kernel>(g, block, stream, op, n, state.data(), sums, out);
+    if (SpansRanks && !out) out = totals.data();
+    gpukit::launch_dependent<Kernel>(g, block, stream, op, n, state.data(), sums, SpansRanks ? out : nullptr);
   }
 
   /// The reproducible mode's pass (fused_exact_pass): as launch_fused, with the K sums exact; SpansRanks:
@@ -246,12 +264,56 @@ struct solver<Value>::impl {
     }
   }
 
-  void apply(const Value* x, Value* y) { a->apply(x, y, stream); }
+  /// cg's update over ranks with the dots from the operator (fused_dots): its local r.r goes to `carry_to`,
+  /// where the next iteration's three local dots join it, so ONE sum over ranks per iteration carries both
+  /// (run_carried_sums); its finish (the stopping test and history of this iteration, rho = r.r) follows
+  /// that sum. A status check or any other pass before then settles it alone (pending: its own sum).
+  void pass_carried(const detail::cg_step<Value, false>& op, double* carry_to) {
+    settle();
+    if (block == 128) launch_fused<128, true>(op, carry_to);
+    else launch_fused<256, true>(op, carry_to);
+    carried = op;
+    pending = [this, carry_to] {
+      a->rank_sum(carry_to, 1, stream);
+      finish_carried(carry_to);
+    };
+  }
+  void finish_carried(const double* total) {
+    detail::finish_sums<<<1, 1, 0, stream>>>(*carried, state.data(), total);
+    GPUKIT_CHECK_LAUNCH();
+    carried.reset();
+  }
+  /// This iteration's three local dots in d[0..3), summed over ranks with the carried r.r in d[3] (written by
+  /// the previous update, unless a status check settled it), whose finish then runs.
+  void run_carried_sums(double* d) {
+    if (!carried) {
+      settle();
+      a->rank_sum(d, 3, stream);
+      return;
+    }
+    pending = nullptr;  // its sum rides with these three
+    a->rank_sum(d, 4, stream);
+    finish_carried(d + 3);
+  }
 
-  /// cg takes its dots from the operator's product (linear_operator::fuses_dots) unless they must be summed
-  /// over ranks; the reproducible mode asks for them summed exactly (sparse::dots_summation::exact: each
-  /// term rounded to Value, the same terms and sums as its cg_dots pass, so the same bits).
-  bool fused_dots() const { return opt.method == krylov_method::cg && !spans && a->fuses_dots(); }
+  void apply(const Value* x, Value* y) { a->apply(x, y, stream); }
+  /// apply() of the caller's vector (the solution x), which has no room: copied into x_copy first where the
+  /// operator needs room around its input.
+  void apply_caller(const Value* x, Value* y) {
+    if (x_copy.bytes() == 0) return apply(x, y);
+    if (n > 0)
+      GPUKIT_CUDA_CHECK(cudaMemcpyAsync(x_copy.data(), x, static_cast<std::size_t>(n) * sizeof(Value),
+                                        cudaMemcpyDeviceToDevice, stream));
+    apply(x_copy.data(), y);
+  }
+
+  /// cg takes its dots from the operator's product (linear_operator::fuses_dots); the reproducible mode asks
+  /// for them summed exactly (sparse::dots_summation::exact: each term rounded to Value, the same terms and
+  /// sums as its cg_dots pass, so the same bits), except over ranks, where exact states are summed (its
+  /// cg_dots pass).
+  bool fused_dots() const {
+    return opt.method == krylov_method::cg && a->fuses_dots() && !(spans && opt.reproducible);
+  }
   sparse::dots_summation dots_summation() const {
     return opt.reproducible ? sparse::dots_summation::exact : sparse::dots_summation::fast;
   }
@@ -381,6 +443,8 @@ void solver<Value>::impl::run_loop(const std::function<void()>& iterate, const s
 template <class Value>
 result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
   double* hist = opt.keep_history ? history.data() : nullptr;
+  pending = nullptr;  // nothing of an earlier solve is carried into this one
+  carried.reset();
   // The state starts over: running, no iterations, the tolerances.
   *host_state = solver_state{};
   host_state->rtol2 = opt.rtol * opt.rtol;
@@ -389,7 +453,7 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
 
   const Value* q0 = nullptr;  // A x0, when there is a guess
   if (guess) {
-    apply(x, v2.data());
+    apply_caller(x, v2.data());
     q0 = v2.data();
   } else if (n > 0) {  // a rank of a distributed solve may hold no rows (and d_x no memory)
     GPUKIT_CUDA_CHECK(cudaMemsetAsync(x, 0, static_cast<std::size_t>(n) * sizeof(Value), stream));
@@ -409,9 +473,23 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
       if (fused_dots()) {  // the SpMV's epilogue takes p.q, q.r, q.q: one pass fewer
         double* d = dots.data();
         const sparse::dots_summation how = dots_summation();
-        iterate = [=] {
-          a->apply_with_dots(p, q, r, d, how, stream);
-          pass(detail::cg_step<Value, false>{x, r, p, q, nullptr, hist, d, Value(0), Value(0), false});
+        if (!spans) {
+          iterate = [=] {
+            a->apply_with_dots(p, q, r, d, how, stream);
+            pass(detail::cg_step<Value, false>{x, r, p, q, nullptr, hist, d, Value(0), Value(0), false});
+          };
+          break;
+        }
+        // Over ranks: ONE sum per iteration, the three dots with the previous update's r.r (pass_carried).
+        // That update's finish reads its own iteration's dots again (to record a breakdown) after this
+        // iteration's SpMV wrote new ones: iterations alternate between two slots of 4 doubles.
+        iterate = [=, slot = 0]() mutable {
+          double* dk = d + 4 * slot;
+          slot ^= 1;
+          a->apply_with_dots(p, q, r, dk, how, stream);
+          run_carried_sums(dk);
+          pass_carried(detail::cg_step<Value, false>{x, r, p, q, nullptr, hist, dk, Value(0), Value(0), false},
+                       d + 4 * slot + 3);
         };
         break;
       }
@@ -455,7 +533,7 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
       // Enqueued when the status check finds status_replace (restart: r = b - A x, w = A r), or
       // status_refresh / status_claim (refresh: s = A p, z = A s as well, p kept); see pipe_recomputed.
       replace = [=](int mode) {
-        apply(x, q);
+        apply_caller(x, q);
         pass(detail::pipe_residual<Value>{b, q, r});
         apply(r, w);
         if (mode != detail::status_replace) {
@@ -465,7 +543,7 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
         pass(detail::pipe_recomputed<Value>{r, w, s, p, hist, mode});
       };
       gap_check = [=] {
-        apply(x, q);
+        apply_caller(x, q);
         pass(detail::pipe_gap<Value>{b, q, r});
       };
       break;
@@ -511,7 +589,7 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
                                       cudaMemcpyDeviceToHost, stream));
   }
   // The true residual, from x.
-  apply(x, scratch);
+  apply_caller(x, scratch);
   pass(detail::true_residual<Value>{b, scratch});
   fetch(true);
   res.true_relative_residual = host_state->b_norm2 > 0 ? std::sqrt(host_state->true_r2 / host_state->b_norm2) : 0.0;
@@ -538,12 +616,14 @@ solver<Value>::solver(const linear_operator<Value>& a, const options& opt) : imp
   s.walks_down = opt.pass_direction == pass_order::automatic
                      ? 7 * s.n * static_cast<std::int64_t>(sizeof(Value)) > gpukit::l2_cache_bytes()
                      : opt.pass_direction == pass_order::downward;
-  for (auto* v : {&s.v0, &s.v1, &s.v2, &s.v3, &s.v4, &s.v5}) *v = gpukit::device_buffer<Value>(s.n);
+  const sparse::x_halo room = a.input_room();
+  for (auto* v : {&s.v0, &s.v1, &s.v2, &s.v3, &s.v4, &s.v5}) *v = room_vector<Value>(s.n, room);
+  if (room.before + room.after > 0) s.x_copy = room_vector<Value>(s.n, room);
   s.partials = gpukit::device_buffer<double>(static_cast<std::int64_t>(s.grid) * max_sums);
   if (opt.keep_history) s.history = gpukit::device_buffer<double>(static_cast<std::int64_t>(opt.max_iterations) + 1);
   s.state = gpukit::device_buffer<solver_state>(1);
   s.spans = a.spans_ranks();
-  if (s.fused_dots()) s.dots = gpukit::device_buffer<double>(3);
+  if (s.fused_dots()) s.dots = gpukit::device_buffer<double>(s.spans ? 8 : 3);  // over ranks: two slots of 4
   if (opt.reproducible) {
     s.exact_limbs = gpukit::device_buffer<unsigned long long>(max_sums * reduce::exact::limbs<Value>);
     s.exact_counters = gpukit::device_buffer<unsigned>(max_sums + 1);
@@ -603,7 +683,7 @@ const options& solver<Value>::settings() const noexcept {
 template <class Value>
 std::size_t solver<Value>::workspace_bytes() const noexcept {
   const impl& s = *impl_;
-  return 6 * s.v0.bytes() + s.dinv.bytes() + s.exact_limbs.bytes() + s.exact_counters.bytes() + s.term_sums.bytes() +
+  return 6 * s.v0.bytes() + s.x_copy.bytes() + s.dinv.bytes() + s.exact_limbs.bytes() + s.exact_counters.bytes() + s.term_sums.bytes() +
          s.partials.bytes() + s.dots.bytes() + s.history.bytes() + s.totals.bytes() + s.states.bytes();
 }
 

@@ -33,7 +33,30 @@ device_operator<Value, Index>::~device_operator() = default;
 
 template <class Value, class Index>
 void device_operator<Value, Index>::apply(const Value* d_x, Value* d_y, stream_t stream) const {
-  spmv_->apply(d_x, d_y, stream);
+  // The room around d_x is the caller's promise (linear_operator::input_room): the halo lands there.
+  if (spmv_->input_room().before + spmv_->input_room().after > 0)
+    spmv_->apply_in_room(const_cast<Value*>(d_x), d_y, stream);
+  else
+    spmv_->apply(d_x, d_y, stream);
+}
+
+template <class Value, class Index>
+sparse::x_halo device_operator<Value, Index>::input_room() const {
+  return spmv_->input_room();
+}
+
+template <class Value, class Index>
+bool device_operator<Value, Index>::fuses_dots() const {
+  return spmv_->dots_fused();
+}
+
+template <class Value, class Index>
+void device_operator<Value, Index>::apply_with_dots(const Value* d_x, Value* d_y, const Value* d_w, double* d_sums,
+                                                    sparse::dots_summation how, stream_t stream) const {
+  if (how != sparse::dots_summation::fast)
+    throw std::logic_error("solve::distributed::device_operator::apply_with_dots: only fast sums (exact states are "
+                           "summed over ranks by the solver's own passes)");
+  spmv_->apply_in_room_with_dots(const_cast<Value*>(d_x), d_y, d_w, d_sums, stream);
 }
 
 template <class Value, class Index>

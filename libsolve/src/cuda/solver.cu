@@ -623,7 +623,12 @@ solver<Value>::solver(const linear_operator<Value>& a, const options& opt) : imp
   if (opt.keep_history) s.history = gpukit::device_buffer<double>(static_cast<std::int64_t>(opt.max_iterations) + 1);
   s.state = gpukit::device_buffer<solver_state>(1);
   s.spans = a.spans_ranks();
-  if (s.fused_dots()) s.dots = gpukit::device_buffer<double>(s.spans ? 8 : 3);  // over ranks: two slots of 4
+  if (s.fused_dots()) {
+    s.dots = gpukit::device_buffer<double>(s.spans ? 8 : 3);  // over ranks: two slots of 4
+    // Defined from the start: an update that found the solve stopped writes no r.r, and the next sum over
+    // ranks still carries its slot (its finish then does nothing).
+    GPUKIT_CUDA_CHECK(cudaMemset(s.dots.data(), 0, s.dots.bytes()));
+  }
   if (opt.reproducible) {
     s.exact_limbs = gpukit::device_buffer<unsigned long long>(max_sums * reduce::exact::limbs<Value>);
     s.exact_counters = gpukit::device_buffer<unsigned>(max_sums + 1);

@@ -126,6 +126,59 @@ sparse::host_csr<Value, Index> rows_in_room(const distributed_csr<Value, Index>&
                                         std::move(v));
 }
 
+/// Whether each part [offsets[k], offsets[k + 1]) of the ascending `v` is one range of consecutive values.
+bool parts_are_ranges(const std::vector<std::int64_t>& v, const std::vector<std::int64_t>& offsets) {
+  for (std::size_t k = 0; k + 1 < offsets.size(); ++k)
+    for (auto i = static_cast<std::size_t>(offsets[k]) + 1; i < static_cast<std::size_t>(offsets[k + 1]); ++i)
+      if (v[i] != v[i - 1] + 1) return false;
+  return true;
+}
+
+/// The room layout's blocks, receive buffers and vector (State: device_spmv's state).
+template <class State, class Value, class Index>
+void build_room_layout(State& s, const distributed_csr<Value, Index>& a, sparse::spmv_algorithm algorithm, bool nccl) {
+  const halo_plan& h = a.halo();
+  const std::int64_t n = h.local_rows;
+  std::vector<std::int64_t> where(static_cast<std::size_t>(n));  // >= 0: interior row k; < 0: boundary row -k - 1
+  for (std::size_t k = 0; k < a.interior_rows().size(); ++k)
+    where[static_cast<std::size_t>(a.interior_rows()[k])] = static_cast<std::int64_t>(k);
+  for (std::size_t k = 0; k < a.boundary_rows().size(); ++k)
+    where[static_cast<std::size_t>(a.boundary_rows()[k])] = -static_cast<std::int64_t>(k) - 1;
+  const auto [r0, r1] = longest_run(a.interior_rows());
+  const std::int64_t bounds[3][2] = {{r0, r1}, {0, r0}, {r1, n}};
+  for (int b = 0; b < 3; ++b) {
+    auto& blk = s.blocks[b];
+    blk.first = bounds[b][0];
+    blk.a = sparse::device_csr<Value, Index>(rows_in_room(a, s.room, bounds[b][0], bounds[b][1], where));
+    if (blk.a.rows() > 0)
+      blk.plan.emplace(blk.a, sparse::x_halo{s.room.before + bounds[b][0], s.room.after + n - bounds[b][1]}, algorithm);
+  }
+  // Each neighbour's ghosts received where they belong when they are one range; else staged and scattered.
+  s.recv_in_place = parts_are_ranges(h.ghost_global, h.recv_offsets);
+  s.x_room = gpukit::device_buffer<Value>(s.room.before + n + s.room.after);
+  GPUKIT_CUDA_CHECK(cudaMemset(s.x_room.data(), 0, s.x_room.bytes()));  // connect() sends from it: defined values
+  if (!s.recv_in_place || !nccl) {
+    std::vector<std::int64_t> at(h.ghost_global.size());
+    for (std::size_t g = 0; g < at.size(); ++g) at[g] = h.ghost_global[g] - a.first_row();
+    s.ghost_at = gpukit::device_buffer<std::int64_t>(at);
+    s.ghosts = gpukit::device_buffer<Value>(static_cast<std::int64_t>(at.size()));
+  }
+}
+
+/// The copy layout's blocks and buffers (State: device_spmv's state).
+template <class State, class Value, class Index>
+void build_copy_layout(State& s, const distributed_csr<Value, Index>& a, sparse::spmv_algorithm algorithm) {
+  s.interior = sparse::device_csr<Value, Index>(a.interior());
+  s.boundary = sparse::device_csr<Value, Index>(a.boundary());
+  if (a.interior().rows() > 0) s.interior_plan.emplace(s.interior, algorithm);
+  if (a.boundary().rows() > 0) s.boundary_plan.emplace(s.boundary, algorithm);
+  s.interior_rows = gpukit::device_buffer<std::int64_t>(a.interior_rows());
+  s.boundary_rows = gpukit::device_buffer<std::int64_t>(a.boundary_rows());
+  s.x_ext = gpukit::device_buffer<Value>(a.local_rows() + static_cast<std::int64_t>(a.halo().ghost_global.size()));
+  s.y_interior = gpukit::device_buffer<Value>(static_cast<std::int64_t>(a.interior_rows().size()));
+  s.y_boundary = gpukit::device_buffer<Value>(static_cast<std::int64_t>(a.boundary_rows().size()));
+}
+
 }  // namespace
 
 template <class Value, class Index>
@@ -138,56 +191,16 @@ device_spmv<Value, Index>::device_spmv(const communicator& comm, const distribut
   state& s = *s_;
   const std::int64_t n = h.local_rows;
   const auto ghosts = static_cast<std::int64_t>(h.ghost_global.size());
+  const bool nccl = comm.transport() == device_transport::nccl;
   s.room = room_of(h, a.first_row());
   if (layout == spmv_layout::room && !room_fits<Index>(s.room, n))
     throw std::invalid_argument("dist::device_spmv: no room layout for rank " + std::to_string(comm.rank()) + " (" +
                                 std::to_string(n) + " rows, room " + std::to_string(s.room.before) + " + " +
                                 std::to_string(s.room.after) + ")");
   s.in_room = layout == spmv_layout::room || (layout == spmv_layout::automatic && room_pays<Index>(s.room, n));
-  if (s.in_room) {
-    std::vector<std::int64_t> where(static_cast<std::size_t>(n));
-    for (std::size_t k = 0; k < a.interior_rows().size(); ++k) where[static_cast<std::size_t>(a.interior_rows()[k])] = static_cast<std::int64_t>(k);
-    for (std::size_t k = 0; k < a.boundary_rows().size(); ++k)
-      where[static_cast<std::size_t>(a.boundary_rows()[k])] = -static_cast<std::int64_t>(k) - 1;
-    const auto [r0, r1] = longest_run(a.interior_rows());
-    const std::int64_t bounds[3][2] = {{r0, r1}, {0, r0}, {r1, n}};
-    for (int b = 0; b < 3; ++b) {
-      room_block<Value, Index>& blk = s.blocks[b];
-      blk.first = bounds[b][0];
-      blk.a = sparse::device_csr<Value, Index>(rows_in_room(a, s.room, bounds[b][0], bounds[b][1], where));
-      if (blk.a.rows() > 0)
-        blk.plan.emplace(blk.a, sparse::x_halo{s.room.before + bounds[b][0], s.room.after + n - bounds[b][1]}, algorithm);
-    }
-    // Each neighbour's ghosts received where they belong when they are one range; else staged and scattered.
-    s.recv_in_place = true;
-    for (std::size_t k = 0; k < h.recv_ranks.size(); ++k)
-      s.recv_in_place = s.recv_in_place && h.ghost_global[static_cast<std::size_t>(h.recv_offsets[k + 1]) - 1] -
-                                                   h.ghost_global[static_cast<std::size_t>(h.recv_offsets[k])] + 1 ==
-                                               h.recv_offsets[k + 1] - h.recv_offsets[k];
-    s.x_room = gpukit::device_buffer<Value>(s.room.before + n + s.room.after);
-    if (!s.recv_in_place || comm.transport() != device_transport::nccl) {
-      std::vector<std::int64_t> at(h.ghost_global.size());
-      for (std::size_t g = 0; g < at.size(); ++g) at[g] = h.ghost_global[g] - a.first_row();
-      s.ghost_at = gpukit::device_buffer<std::int64_t>(at);
-      s.ghosts = gpukit::device_buffer<Value>(ghosts);
-    }
-  } else {
-    s.interior = sparse::device_csr<Value, Index>(a.interior());
-    s.boundary = sparse::device_csr<Value, Index>(a.boundary());
-    if (a.interior().rows() > 0) s.interior_plan.emplace(s.interior, algorithm);
-    if (a.boundary().rows() > 0) s.boundary_plan.emplace(s.boundary, algorithm);
-    s.interior_rows = gpukit::device_buffer<std::int64_t>(a.interior_rows());
-    s.boundary_rows = gpukit::device_buffer<std::int64_t>(a.boundary_rows());
-    s.x_ext = gpukit::device_buffer<Value>(n + ghosts);
-    s.y_interior = gpukit::device_buffer<Value>(static_cast<std::int64_t>(a.interior_rows().size()));
-    s.y_boundary = gpukit::device_buffer<Value>(static_cast<std::int64_t>(a.boundary_rows().size()));
-  }
-  s.send_in_place = comm.transport() == device_transport::nccl;
-  for (std::size_t k = 0; k < h.send_ranks.size(); ++k)
-    for (auto i = static_cast<std::size_t>(h.send_offsets[k]) + 1; i < static_cast<std::size_t>(h.send_offsets[k + 1]); ++i)
-      s.send_in_place = s.send_in_place && h.send_local[i] == h.send_local[i - 1] + 1;
-  if (s.in_room)  // connect() sends from it: defined values
-    GPUKIT_CUDA_CHECK(cudaMemset(s.x_room.data(), 0, s.x_room.bytes()));
+  if (s.in_room) build_room_layout(s, a, algorithm, nccl);
+  else build_copy_layout(s, a, algorithm);
+  s.send_in_place = nccl && parts_are_ranges(h.send_local, h.send_offsets);
   s.send_index = gpukit::device_buffer<std::int64_t>(h.send_local);
   s.send = gpukit::device_buffer<Value>(static_cast<std::int64_t>(h.send_local.size()));
   GPUKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.h_send), sizeof(Value) * (h.send_local.size() + 1)));

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -20,6 +22,7 @@
 #include "app.hpp"
 #include "bench_common.hpp"
 #include "commands.hpp"
+#include "gpukit/cuda_timer.hpp"
 #include "gpukit/device_buffer.hpp"
 #include "reduce/device.hpp"
 #include "report.hpp"
@@ -39,17 +42,35 @@ std::string fixed(double v, int p) {
   return o.str();
 }
 
+namespace {
+
+/// One timed call of bench_one: a peer, one of our plans, automatic, or a forced vector width.
+struct candidate {
+  std::string name, plan;
+  std::function<void()> run;
+  bool automatic = false;
+};
+
+/// Samples per candidate after one probe call each: the asked count, raised to 200 for calls under 50 us
+/// (launch-bound: 6-12 us calls whose medians of 25 moved by up to 0.6 us between runs), and lowered where
+/// the calls would take over 0.5 s together (a naive kernel on a pathological matrix: scalar on
+/// arrow_w4_1m's 1M-entry rows takes ~0.37 s a call), at least 5 (their median still drops a clock ramp).
+std::vector<int> runs_for(gpukit::cuda_timer& timer, const std::vector<candidate>& cands, bench_calls calls) {
+  constexpr double budget_us = 0.5e6;
+  std::vector<int> runs;
+  for (const auto& c : cands) {
+    const double probe_us = timer.time(c.run, {0, 1}).median_us;
+    int n = probe_us < 50 ? std::max(calls.reps, 200) : calls.reps;
+    if (probe_us * (calls.warmup + n) > budget_us) n = std::max(5, static_cast<int>(budget_us / probe_us));
+    runs.push_back(n);
+  }
+  return runs;
+}
+
+}  // namespace
+
 class_result bench_one(const sparse::host_csr<V, I>& a, const std::string& matrix_name, bool anchor, bench_calls calls,
                        bool explore) {
-  // A naive kernel on a pathological matrix (scalar on arrow_w4_1m's 1M-entry rows: ~0.37 s per call, one
-  // thread per row) would hold the corpus run for over a minute at 210 calls: one probe call first, then at
-  // most 0.5 s of calls per figure and at least 5 (their median still drops a clock ramp).
-  auto timed = [&](auto&& f) {
-    constexpr double budget_us = 0.5e6;
-    const double probe_us = median_gpu_us(f, 0, 1);
-    if (probe_us * (calls.warmup + calls.reps) <= budget_us) return median_gpu_us(f, calls.warmup, calls.reps);
-    return median_gpu_us(f, 0, std::max(5, static_cast<int>(budget_us / probe_us)));
-  };
   class_result c;
   c.name = matrix_name;
   c.anchor = anchor;
@@ -66,39 +87,53 @@ class_result bench_one(const sparse::host_csr<V, I>& a, const std::string& matri
 
   const sparse::device_csr<V, I> d(a);
   gpukit::device_buffer<V> dx(x), dy(a.rows());
-  auto record = [&](const std::string& name, const std::string& plan, double us) {
-    const auto y = dy.download();
-    const auto e = compare_rows(y, y_ref, bound);
-    c.t.push_back({name, plan, us, c.bytes / (us * 1e3), e.max_ratio <= 1.0, e.max_ratio});
-  };
+  // Every candidate built first (analysis and uploads untimed), then timed in alternation (time_interleaved).
+  std::deque<sparse::cusparse_spmv<V, I>> peers;
+  std::deque<sparse::spmv_plan<V, I>> plans;
+  std::vector<candidate> cands;
   for (auto alg : {sparse::cusparse_algorithm::alg1, sparse::cusparse_algorithm::alg2}) {
-    dy.fill_bytes(0xFF);
-    sparse::cusparse_spmv<V, I> peer(d.view(), alg, dx.data(), dy.data());
-    const double us = timed([&] { peer.run(V(1), V(0)); });
-    record(sparse::to_string(alg), alg == sparse::cusparse_algorithm::alg1 ? "CUSPARSE_SPMV_CSR_ALG1" : "CUSPARSE_SPMV_CSR_ALG2", us);
+    auto& peer = peers.emplace_back(d.view(), alg, dx.data(), dy.data());
+    cands.push_back({sparse::to_string(alg),
+                     alg == sparse::cusparse_algorithm::alg1 ? "CUSPARSE_SPMV_CSR_ALG1" : "CUSPARSE_SPMV_CSR_ALG2",
+                     [&peer] { peer.run(V(1), V(0)); }});
   }
+  auto add_plan = [&](std::string name, sparse::spmv_plan<V, I>&& p, bool automatic) {
+    const auto& plan = plans.emplace_back(std::move(p));
+    cands.push_back({std::move(name), plan.describe(),
+                     [&plan, &dx, &dy] { sparse::spmv(plan, V(1), dx.data(), V(0), dy.data()); }, automatic});
+  };
   auto algs = sparse::concrete_spmv_algorithms();
   algs.push_back(sparse::spmv_algorithm::automatic);
   for (auto alg : algs) {
-    const auto maybe = plan_if_applicable(  // analysis and uploads: untimed
-        d, alg, alg == sparse::spmv_algorithm::windowed ? c.windowed_why_not : c.stencil_why_not);
-    if (!maybe) continue;
-    const sparse::spmv_plan<V, I>& plan = *maybe;
+    auto maybe = plan_if_applicable(d, alg, alg == sparse::spmv_algorithm::windowed ? c.windowed_why_not : c.stencil_why_not);
+    if (maybe) add_plan(sparse::to_string(alg), std::move(*maybe), alg == sparse::spmv_algorithm::automatic);
+  }
+  if (explore)
+    for (int w : {2, 4, 8, 16, 32})
+      add_plan("vector_w" + std::to_string(w), sparse::spmv_plan<V, I>(d, sparse::spmv_algorithm::vector, w), false);
+
+  gpukit::cuda_timer timer(nullptr);
+  const std::vector<int> runs = runs_for(timer, cands, calls);
+  const std::vector<gpukit::timing> times = timer.time_interleaved(
+      [&] {
+        std::vector<std::function<void()>> w;
+        for (const auto& k : cands) w.push_back(k.run);
+        return w;
+      }(),
+      runs, calls.warmup);
+  // Each candidate's result checked from a call of its own into a poisoned y.
+  for (std::size_t i = 0; i < cands.size(); ++i) {
     dy.fill_bytes(0xFF);
-    const double us = timed([&] { sparse::spmv(plan, V(1), dx.data(), V(0), dy.data()); });
-    record(sparse::to_string(alg), plan.describe(), us);
-    if (alg == sparse::spmv_algorithm::automatic) {
+    cands[i].run();
+    const auto y = dy.download();
+    const auto e = compare_rows(y, y_ref, bound);
+    const double us = times[i].median_us;
+    c.t.push_back({cands[i].name, cands[i].plan, us, c.bytes / (us * 1e3), e.max_ratio <= 1.0, e.max_ratio});
+    if (cands[i].automatic) {
+      const auto& plan = plans[i - peers.size()];
       c.automatic_plan = plan.describe();
       c.automatic_choice = sparse::to_string(plan.algorithm());
       c.csr_choice = sparse::to_string(sparse::choose_algorithm(plan.stats()));
-    }
-  }
-  if (explore) {
-    for (int w : {2, 4, 8, 16, 32}) {
-      const sparse::spmv_plan<V, I> plan(d, sparse::spmv_algorithm::vector, w);
-      dy.fill_bytes(0xFF);
-      const double us = timed([&] { sparse::spmv(plan, V(1), dx.data(), V(0), dy.data()); });
-      record("vector_w" + std::to_string(w), plan.describe(), us);
     }
   }
   return c;
@@ -145,6 +180,11 @@ const std::vector<std::string> table_names = {"scalar",   "shared_cached", "warp
                                               "automatic", "cusparse_alg1", "cusparse_alg2"};
 
 /// The target figures over the anchor classes (and the validity of every timing).
+// The geometric-mean targets over the six classes: ANCHORS' 1.25x, and the 1.45x that real inputs ask of
+// an automatic choice that also holds on the corpus (`spmv bench --corpus`).
+constexpr double geomean_anchor_target = 1.25;
+constexpr double geomean_stretch_target = 1.45;
+
 struct summary {
   double geomean = 0;      // ALG1 / automatic
   double csr_geomean = 0;  // the same with automatic held to the CSR kernels (its choice before stencil/windowed)
@@ -223,8 +263,9 @@ void print_targets(const std::vector<class_result>& results, const summary& s, b
     if (c.anchor)
       out << "  " << (alg1_speedup(c) > 1.0 ? "PASS" : "MISS") << "  automatic faster than ALG1 on " << c.name << ": "
           << fixed(alg1_speedup(c), 2) << "x\n";
-  out << "  " << (s.geomean >= 1.25 ? "PASS" : "MISS") << "  geometric mean of ALG1 / automatic >= 1.25: "
-      << fixed(s.geomean, 3) << "x\n";
+  for (double target : {geomean_anchor_target, geomean_stretch_target})
+    out << "  " << (s.geomean >= target ? "PASS" : "MISS") << "  geometric mean of ALG1 / automatic >= "
+        << fixed(target, 2) << ": " << fixed(s.geomean, 3) << "x\n";
   out << "        (automatic held to the CSR kernels, no stencil or windowed: " << fixed(s.csr_geomean, 3) << "x)\n";
   for (const auto& c : results) {
     if (c.name != "laplace2d" && c.name != "laplace3d") continue;
@@ -248,7 +289,7 @@ nlohmann::json bench_report(const bench_options& opt, const std::vector<class_re
                  {"classes", opt.classes},
                  {"value_type", "float"},
                  {"index_type", "int32"},
-                 {"timing", "CUDA events around each call, warm-up first, median; y = A x (alpha 1, beta 0)"}};
+                 {"timing", "CUDA events around each call, warm-up first, every algorithm's calls interleaved, median; y = A x (alpha 1, beta 0)"}};
   nlohmann::json& res = j["results"];
   res = {{"warmup_calls_count", warmup},
          {"repeats", reps},
@@ -258,7 +299,9 @@ nlohmann::json bench_report(const bench_options& opt, const std::vector<class_re
   res["targets"] = {{"automatic_faster_than_alg1_everywhere", s.all_faster},
                     {"geomean_vs_alg1_speedup_ratio", s.geomean},
                     {"geomean_vs_alg1_csr_kernels_only_speedup_ratio", s.csr_geomean},
-                    {"geomean_target_met", s.geomean >= 1.25},
+                    {"geomean_target_met", s.geomean >= geomean_anchor_target},
+                    {"geomean_stretch_target_ratio", geomean_stretch_target},
+                    {"geomean_stretch_target_met", s.geomean >= geomean_stretch_target},
                     {"laplace_bandwidth_target_met", s.laplace_ok},
                     {"all_within_bound", s.all_valid}};
   return j;

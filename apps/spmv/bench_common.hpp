@@ -49,16 +49,17 @@ struct class_result {
 inline double alg1_speedup(const class_result& c) { return c.get("cusparse_alg1").us / c.get("automatic").us; }
 inline double alg2_speedup(const class_result& c) { return c.get("cusparse_alg2").us / c.get("automatic").us; }
 
-/// Warm-up and timed calls per figure: --quick 3 and 25, else 10 and 200; bench_one gives a figure whose calls
-/// would take over 0.5 s together 0.5 s of calls instead (at least 5, after one probe call).
+/// Warm-up and timed calls per figure: --quick 3 and 25, else 10 and 200; bench_one takes at least 200 of a
+/// call under 50 us, and 0.5 s of calls (at least 5) where they would take longer (runs_for).
 struct bench_calls {
   int warmup, reps;
 };
 inline bench_calls calls_for(bool quick) { return quick ? bench_calls{3, 25} : bench_calls{10, 200}; }
 
 /// Times y = A x (float values, int32 indices) with cuSPARSE ALG1 and ALG2, every concrete algorithm that
-/// applies and automatic (and, with `explore`, vector at every forced width), each the median of
-/// `calls.reps` after `calls.warmup`, and checks each result against the reference within its bound.
+/// applies and automatic (and, with `explore`, vector at every forced width), their calls interleaved, each
+/// the median of its samples after `calls.warmup`, and checks each result against the reference within its
+/// bound.
 class_result bench_one(const sparse::host_csr<float, std::int32_t>& a, const std::string& name, bool anchor,
                        bench_calls calls, bool explore);
 

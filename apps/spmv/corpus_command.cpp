@@ -178,7 +178,7 @@ nlohmann::json corpus_report(const bench_options& opt, const std::vector<corpus_
                  {"quick", opt.quick},
                  {"value_type", "float"},
                  {"index_type", "int32"},
-                 {"timing", "CUDA events around each call, warm-up first, median; y = A x (alpha 1, beta 0)"}};
+                 {"timing", "CUDA events around each call, warm-up first, every algorithm's calls interleaved, median; y = A x (alpha 1, beta 0)"}};
   nlohmann::json& res = j["results"];
   res = {{"warmup_calls_count", calls.warmup}, {"repeats", calls.reps}, {"elapsed_s", elapsed_s}};
   add_matrices_json(res, results);

@@ -10,7 +10,9 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include <utility>
@@ -124,6 +126,29 @@ public:
     return {summarize(sa), summarize(sb)};
   }
 
+  /// time_paired() for any number of calls: `warmup` calls of each, then rounds in which every call i still
+  /// short of its runs[i] samples takes one, round r starting at call r mod n (no call always follows the
+  /// same one). Timing each call's samples in a block of their own put up to 1 us of drift between calls
+  /// of 6 us (the SpMV corpus's launch-bound matrices: one algorithm 6.3 and 6.9 us in two blocks of one
+  /// run); interleaved, that drift falls on every call alike.
+  std::vector<timing> time_interleaved(const std::vector<std::function<void()>>& work, const std::vector<int>& runs,
+                                       int warmup) {
+    const std::size_t n = work.size();
+    for (int i = 0; i < warmup; ++i)
+      for (const auto& w : work) w();
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<std::vector<double>> s(n);
+    const int rounds = runs.empty() ? 0 : *std::max_element(runs.begin(), runs.end());
+    for (int r = 0; r < rounds; ++r)
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = (k + static_cast<std::size_t>(r)) % n;
+        if (r < runs[i]) s[i].push_back(one_sample(work[i]));
+      }
+    std::vector<timing> out;
+    for (const auto& v : s) out.push_back(summarize(v));
+    return out;
+  }
+
   /// `calls` back-to-back calls of `work` captured into one CUDA Graph, launched `r.runs` times; each
   /// sample is the graph's time divided by `calls`. Hides most launch overhead, so small sizes show the
   /// kernels' own cost. `work` must be capturable (no allocation, no synchronization).
@@ -166,7 +191,7 @@ public:
 private:
   /// Events around one call of `work`, waited for: microseconds.
   template <class Work>
-  double one_sample(Work& work) {
+  double one_sample(Work&& work) {
     GPUKIT_CUDA_CHECK(cudaEventRecord(start_, stream_));
     work();
     GPUKIT_CUDA_CHECK(cudaEventRecord(stop_, stream_));

@@ -372,7 +372,8 @@ GPU_TEST_CASE(automatic_takes_windowed_where_it_pays) {
   }
 }
 
-// automatic takes stencil where the CSR choice is scalar and the matrix qualifies, and only there.
+// automatic takes stencil where the CSR choice is scalar or vector on rows of at most 12 entries and the
+// matrix qualifies, and only there.
 GPU_TEST_CASE(automatic_takes_stencil_where_it_applies) {
   using sparse::spmv_algorithm;
   auto automatic = [](const base_csr& a) {
@@ -381,8 +382,14 @@ GPU_TEST_CASE(automatic_takes_stencil_where_it_applies) {
   };
   BOOST_TEST((automatic(sparse::generate_laplace_2d<double, int64_t>(40)) == spmv_algorithm::stencil));
   BOOST_TEST((automatic(sparse::generate_laplace_3d<double, int64_t>(20)) == spmv_algorithm::stencil));
+  // Rows of 9 (a band of half-width 4): vector's by the row statistics, stencil's by the columns.
+  sparse::generate_params band;
+  band.kind = sparse::matrix_class::banded;
+  band.rows = 5000;
+  band.k = 4;
+  BOOST_TEST((automatic(sparse::generate<double, int64_t>(band)) == spmv_algorithm::stencil));
   // Short uniform random rows: scalar's domain, but thousands of patterns (refused after the first piece).
-  BOOST_TEST((automatic(sparse::generate_random_k<double, int64_t>(5000, 5000, 8, 81)) == spmv_algorithm::scalar));
+  BOOST_TEST((automatic(sparse::generate_random_k<double, int64_t>(5000, 5000, 6, 81)) == spmv_algorithm::scalar));
   BOOST_TEST((automatic(sparse::generate_random_k<double, int64_t>(5000, 5000, 2, 82)) == spmv_algorithm::vector));
   // Forced on a matrix it does not apply to: refused with the reason.
   const sparse::device_csr<float, int32_t> d(sparse::generate_random_k<float, int32_t>(5000, 5000, 8, 83));

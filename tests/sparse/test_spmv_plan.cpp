@@ -359,6 +359,9 @@ CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
   // Rows of 3 and 4 (a few duplicates merged: means just below 3 and 4): scalar, not vector.
   BOOST_TEST((choice(sparse::generate_random_k<double, int64_t>(5000, 5000, 3, 4)) == spmv_algorithm::scalar));
   BOOST_TEST((choice(sparse::generate_random_k<double, int64_t>(5000, 5000, 4, 5)) == spmv_algorithm::scalar));
+  // The cut at 7.5 entries: rows of 7 (the 3D Laplacian's) scalar, rows of 8 (mean just below 8) vector.
+  BOOST_TEST((choice(from_lengths(4000, std::vector<int64_t>(300, 7), 60)) == spmv_algorithm::scalar));
+  BOOST_TEST((choice(sparse::generate_random_k<double, int64_t>(5000, 5000, 8, 6)) == spmv_algorithm::vector));
   BOOST_TEST((choice(from_lengths(100000, std::vector<int64_t>(20, 5000), 64)) == spmv_algorithm::adaptive));  // uniform, > 1024
   BOOST_TEST((choice(sparse::generate_power_law<double, int64_t>(40000, 40000, 3)) == spmv_algorithm::adaptive));
   // Launch-bound irregular matrices (<= 16,384 rows and 2^18 entries): one warp per row.

@@ -140,8 +140,9 @@ template <class Value, class Index>
 class spmv_plan {
 public:
   /// Plan for a device matrix (reads its row_ptr back once to analyse it; for `stencil`, and for an
-  /// automatic plan whose CSR choice is `scalar`, also its col_idx, in 1M-entry pieces, stopping at the
-  /// first piece that rules the stencil out; for `windowed`, and for an automatic plan where
+  /// automatic plan whose CSR choice is `scalar` or `vector` on rows of at most 12 entries on average,
+  /// also its col_idx, in 1M-entry pieces, stopping at the first piece that rules the stencil out; for
+  /// `windowed`, and for an automatic plan where
   /// windowed_pays(), col_idx and the values, whole). `vector_width` (2, 4, 8, 16
   /// or 32) forces the lanes per row of the vector algorithm (tests and benchmarks); 0 lets
   /// choose_vector_width() pick. Other values throw std::invalid_argument.

@@ -55,7 +55,7 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //   laplace3d 71.6-72.2), adaptive at 32 registers (powerlaw 58.9), block_per_row with 256 threads and a
 //   block per row (random1000 149.9); none of them moves a choice below.
 //
-//  * scalar (a thread per row, the seed's csrmul_kernel): wins on short uniform rows of ~4-12 entries
+//  * scalar (a thread per row, the seed's csrmul_kernel): wins on short uniform rows of ~3-7 entries
 //    (the Laplacians: 3.6-3.7 TB/s, 1.34-1.40x ALG1): a warp's 32 rows are one contiguous 0.6-1.5 KB
 //    stretch that L1 serves after the first touch, full occupancy, no barrier. Collapses on long or
 //    irregular rows (one 200k-entry row serialises its warp: 12.9 ms on powerlaw).
@@ -71,7 +71,9 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //    506.8, scalar 270.4 / 394.6 / 471.5 (ALG1 250.7 / 349.2 / 440.6; adaptive 248.7 / 350.0 / 449.1 wins
 //    the rows of 3 and 4 with random columns, and loses to scalar where the columns are near the diagonal:
 //    rect_1m_x_1k 38.7 / 30.9, banded_k4_100k 17.1 / 8.7; no row statistic here tells the two apart, so
-//    scalar keeps them); and of 13-63 entries
+//    scalar keeps them); of 8 (random columns, `spmv bench --corpus`, H200, interleaved timing, median us,
+//    scalar / vector W = 2: rect_1m_x_1k 30.7 / 27.1, random_k8_1k 6.8 / 6.9; the Laplacians' 5 and 7
+//    stay scalar's: laplace3d_1m 22.4 / 26.8, laplace2d_1m 17.5 / 19.5), hence the cut at 7.5; and of 13-63 entries
 //    (random16, W = 4: 255.5 us, still 0.94x ALG1: 32M random 4-byte gathers from L2 bound every
 //    variant and cuSPARSE alike at 125-133 G gathers/s).
 //  * adaptive (CSR-stream tiles of short rows, a warp per medium row, a block per long row, split very
@@ -106,7 +108,7 @@ spmv_algorithm choose_algorithm(const row_stats& s) {
   const bool launch_bound = s.rows <= 16384 && s.nnz <= (std::int64_t{1} << 18);
   if (!uniform) return launch_bound ? spmv_algorithm::warp_per_row : spmv_algorithm::adaptive;
   if (s.mean_length < 2.5) return spmv_algorithm::vector;        // W = 2: rows of 1-2 entries
-  if (s.mean_length <= 12) return spmv_algorithm::scalar;        // Laplacian-like
+  if (s.mean_length < 7.5) return spmv_algorithm::scalar;        // Laplacian-like
   if (s.mean_length < 64) return spmv_algorithm::vector;         // W = 4..16: ~4 entries per lane
   if (s.max_length <= 1024) return spmv_algorithm::block_per_row; // <= 4 entries per thread of 256
   return spmv_algorithm::adaptive;                               // uniformly very long rows: blocks
@@ -153,13 +155,14 @@ vector_state choose_vector_state(const row_stats& s, int width, std::size_t valu
   return v;
 }
 
-// stencil: automatic tries it where the CSR choice is scalar (the Laplacians, where it reads 37-40 % fewer
-// bytes than scalar) or vector for rows of under 4 entries (banded_k1_10m, a tridiagonal matrix of 10M rows:
-// stencil 86 us, vector 151, ALG1 140 on an H200) and every row fits a stencil pattern; the analysis then
-// reads col_idx back and may still refuse (random2's random columns: vector stays).
+// stencil: automatic tries it where the CSR choice is scalar or vector and rows hold at most 12 entries on
+// average (the Laplacians, where it reads 37-40 % fewer bytes than scalar; banded_k1_10m, a tridiagonal
+// matrix of 10M rows: stencil 86 us, vector 151, ALG1 140 on an H200; 2D 9-point stencils, vector's since
+// the cut at 7.5) and every row fits a stencil pattern; the analysis then reads col_idx back and may still
+// refuse (random2's and rect_1m_x_1k's random columns: vector stays).
 bool automatic_tries_stencil(const row_stats& s, spmv_algorithm csr_choice) {
-  const bool short_rows = csr_choice == spmv_algorithm::scalar ||
-                          (csr_choice == spmv_algorithm::vector && s.mean_length < 4);
+  const bool short_rows = (csr_choice == spmv_algorithm::scalar || csr_choice == spmv_algorithm::vector) &&
+                          s.mean_length <= 12;
   return short_rows && s.nnz > 0 && s.max_length <= stencil_max_row;
 }
 

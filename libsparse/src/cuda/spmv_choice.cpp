@@ -60,8 +60,9 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //    stretch that L1 serves after the first touch, full occupancy, no barrier. Collapses on long or
 //    irregular rows (one 200k-entry row serialises its warp: 12.9 ms on powerlaw).
 //  * shared_cached (the seed's csrmul_shared): the barrier costs more than the x window saves. Never chosen.
-//  * warp_per_row: 4-entry chunks per lane; ties vector(32) on uniformly long rows; 31 of 32 lanes idle
-//    on short rows. Never chosen (block_per_row is 2.5 % faster where it would be).
+//  * warp_per_row: 4-entry chunks per lane; ties vector(32) on uniformly long rows (within 1-8 % either way
+//    on the rows of 96-512 below); 31 of 32 lanes idle on short rows. Chosen only for launch-bound
+//    irregular matrices (below).
 //  * vector (W = 2..32 lanes per row, choose_vector_width: ~4 entries per lane): best measured on
 //    uniform rows of 1-2 entries (random2, W = 2, evict-first entry loads because its 32 MB x fights the
 //    streamed entries for L2: 161.5 us, 1.10x ALG1 [1]; 172.7 us with plain loads), not of 3-4: the SpMV
@@ -73,16 +74,21 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //    rect_1m_x_1k 38.7 / 30.9, banded_k4_100k 17.1 / 8.7; no row statistic here tells the two apart, so
 //    scalar keeps them); of 8 (random columns, `spmv bench --corpus`, H200, interleaved timing, median us,
 //    scalar / vector W = 2: rect_1m_x_1k 30.7 / 27.1, random_k8_1k 6.8 / 6.9; the Laplacians' 5 and 7
-//    stay scalar's: laplace3d_1m 22.4 / 26.8, laplace2d_1m 17.5 / 19.5), hence the cut at 7.5; and of 13-63 entries
+//    stay scalar's: laplace3d_1m 22.4 / 26.8, laplace2d_1m 17.5 / 19.5), hence the cut at 7.5; of 13-63 entries
 //    (random16, W = 4: 255.5 us, still 0.94x ALG1: 32M random 4-byte gathers from L2 bound every
-//    variant and cuSPARSE alike at 125-133 G gathers/s).
+//    variant and cuSPARSE alike at 125-133 G gathers/s); and of 64-767 (W = 32, 4-entry chunks: see
+//    block_per_row below).
 //  * adaptive (CSR-stream tiles of short rows, a warp per medium row, a block per long row, split very
 //    long rows): the best measured on irregular rows (powerlaw 58.9-59.2, 0.98-0.99x ALG1), so it takes everything
 //    that is not uniform. Its stream tiles pay two barriers and a staging pass per 2,048 entries: 1.7x
 //    slower than scalar on the Laplacians.
-//  * block_per_row (256 threads per row, a block per row): uniform rows of 64-1024 entries (random1000
+//  * block_per_row (256 threads per row, a block per row): uniform rows of 768-1024 entries (random1000
 //    150.1-150.2, 1.006x ALG1; a warp per row leaves 2.4 waves of warps with a 40 % full last one).
-//    Collapses on short rows.
+//    Collapses on short rows, and already on rows of 96-512, where a block per row spends its launch and
+//    reduction on 1-2 entries per thread: uniform rows generated for the cut (`spmv bench --corpus`, H200,
+//    2026-11-28, median us, block_per_row / vector / ALG1): random 96 per row, 30k rows 59.8 / 15.9 /
+//    27.1; blockdiag 256, 10k rows 24.7 / 9.4 / 15.2; random 256, 20k x 1M 52.7 / 45.0 / 49.0; random
+//    494, 20k rows 128.1 / 33.6 / 37.6; random 300, 5k x 5M 19.8 / 18.2 / 24.1. Hence vector up to 768.
 //  * merge (nnz-balanced merge-path blocks, CSR-stream sums, split rows finished in-kernel): balanced by
 //    construction but its per-block staging and barriers cost more than adaptive's bins on powerlaw
 //    (76.4 vs 64.8) and 1.5-1.6x scalar on the Laplacians. Never chosen; kept as the load-balanced baseline.
@@ -109,7 +115,7 @@ spmv_algorithm choose_algorithm(const row_stats& s) {
   if (!uniform) return launch_bound ? spmv_algorithm::warp_per_row : spmv_algorithm::adaptive;
   if (s.mean_length < 2.5) return spmv_algorithm::vector;        // W = 2: rows of 1-2 entries
   if (s.mean_length < 7.5) return spmv_algorithm::scalar;        // Laplacian-like
-  if (s.mean_length < 64) return spmv_algorithm::vector;         // W = 4..16: ~4 entries per lane
+  if (s.mean_length < 768) return spmv_algorithm::vector;        // W = 4..32: ~4 entries per lane, chunked
   if (s.max_length <= 1024) return spmv_algorithm::block_per_row; // <= 4 entries per thread of 256
   return spmv_algorithm::adaptive;                               // uniformly very long rows: blocks
 }

@@ -106,31 +106,18 @@ public:
   /// ratio. Matters for calls of a few microseconds, most of which is the launch.
   template <class WorkA, class WorkB>
   std::pair<timing, timing> time_paired(WorkA&& a, WorkB&& b, repeats r = {}) {
-    for (int i = 0; i < r.warmup; ++i) {
-      a();
-      b();
-    }
-    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    std::vector<double> sa, sb;
-    sa.reserve(static_cast<std::size_t>(r.runs));
-    sb.reserve(static_cast<std::size_t>(r.runs));
-    for (int i = 0; i < r.runs; ++i) {
-      if (i % 2 == 0) {
-        sa.push_back(one_sample(a));
-        sb.push_back(one_sample(b));
-      } else {
-        sb.push_back(one_sample(b));
-        sa.push_back(one_sample(a));
-      }
-    }
-    return {summarize(sa), summarize(sb)};
+    const auto t = time_interleaved(
+        {std::function<void()>(std::forward<WorkA>(a)), std::function<void()>(std::forward<WorkB>(b))},
+        {r.runs, r.runs}, r.warmup);
+    return {t[0], t[1]};
   }
 
-  /// time_paired() for any number of calls: `warmup` calls of each, then rounds in which every call i still
-  /// short of its runs[i] samples takes one, round r starting at call r mod n (no call always follows the
-  /// same one). Timing each call's samples in a block of their own put up to 1 us of drift between calls
-  /// of 6 us (the SpMV corpus's launch-bound matrices: one algorithm 6.3 and 6.9 us in two blocks of one
-  /// run); interleaved, that drift falls on every call alike.
+  /// Any number of calls timed as time_paired() times two: `warmup` calls of each, then rounds in which
+  /// every call i still short of its runs[i] samples takes one, round r starting at call r mod n (no call
+  /// always follows the same one; for two calls: a b, b a, a b, ...). Timing each call's samples in a
+  /// block of their own put up to 1 us of drift between calls of 6 us (the SpMV corpus's launch-bound
+  /// matrices: one algorithm 6.3 and 6.9 us in two blocks of one run); interleaved, that drift falls on
+  /// every call alike.
   std::vector<timing> time_interleaved(const std::vector<std::function<void()>>& work, const std::vector<int>& runs,
                                        int warmup) {
     const std::size_t n = work.size();

@@ -179,12 +179,12 @@ const std::vector<std::string> table_names = {"scalar",   "shared_cached", "warp
                                               "block_per_row", "merge",   "warp_stream",  "stencil",  "windowed",
                                               "automatic", "cusparse_alg1", "cusparse_alg2"};
 
-/// The target figures over the anchor classes (and the validity of every timing).
 // The geometric-mean targets over the six classes: ANCHORS' 1.25x, and the 1.45x that real inputs ask of
 // an automatic choice that also holds on the corpus (`spmv bench --corpus`).
 constexpr double geomean_anchor_target = 1.25;
 constexpr double geomean_stretch_target = 1.45;
 
+/// The target figures over the anchor classes (and the validity of every timing).
 struct summary {
   double geomean = 0;      // ALG1 / automatic
   double csr_geomean = 0;  // the same with automatic held to the CSR kernels (its choice before stencil/windowed)

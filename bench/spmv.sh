@@ -21,19 +21,22 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick|--explore) opts+=("$1") ;;
     --classes) [ $# -ge 2 ] || { echo "bench/spmv.sh: --classes needs a list" >&2; exit 2; }; opts+=(--classes "$2"); shift ;;
-    --corpus) [ $# -ge 2 ] || { echo "bench/spmv.sh: --corpus needs a directory or file" >&2; exit 2; }; corpus+=(--corpus "$2"); shift ;;
+    --corpus) [ $# -ge 2 ] || { echo "bench/spmv.sh: --corpus needs a directory or file" >&2; exit 2; }
+              [ -e "$2" ] || { echo "bench/spmv.sh: --corpus $2: no such file or directory" >&2; exit 2; }
+              corpus+=(--corpus "$(realpath "$2")"); shift ;;
     --corpus-generated) corpus+=("$1") ;;
     *) echo "bench/spmv.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 here=$(cd "$(dirname "$0")" && pwd)
-app="$build/apps/spmv/spmv"
+app="$(realpath -m "$build")/apps/spmv/spmv"
 [ -x "$app" ] || { echo "bench/spmv.sh: $app not found or not executable (build target spmv_app first)" >&2; exit 1; }
 
 # The corpus: the two targets' PASS/MISS, then each matrix where automatic loses.
 if [ ${#corpus[@]} -gt 0 ]; then
-  "$app" bench "${opts[@]}" "${corpus[@]}" --json "$out/spmv-corpus.json" | tee "$out/spmv-corpus.txt"
+  # Run from OUTDIR with a relative --json path: the report's "wrote" line names no machine path.
+  (cd "$out" && "$app" bench "${opts[@]}" "${corpus[@]}" --json spmv-corpus.json) | tee "$out/spmv-corpus.txt"
   python3 "$here/plot.py" "$out/spmv-corpus.json" --y _time_ratio --hline 1 --hline 1.1 --out "$out/spmv-corpus.png" \
     || echo "bench/spmv.sh: bench/plot.py failed: no corpus plot" >&2
 
@@ -69,7 +72,7 @@ PY
   exit 0
 fi
 
-"$app" bench "${opts[@]}" --json "$out/spmv-bench.json" | tee "$out/spmv-bench.txt"
+(cd "$out" && "$app" bench "${opts[@]}" --json spmv-bench.json) | tee "$out/spmv-bench.txt"
 python3 "$here/plot.py" "$out/spmv-bench.json" || echo "bench/spmv.sh: bench/plot.py failed: no plots" >&2
 
 python3 - "$out/spmv-bench.json" >"$out/spmv.headline.txt.partial" <<'PY'

@@ -6,12 +6,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=$1
-rm -rf "$work" && mkdir -p "$work/build/apps/spmv" "$work/out"
+rm -rf "$work" && mkdir -p "$work/build/apps/spmv" "$work/out" "$work/d"
 cat >"$work/build/apps/spmv/spmv" <<'STUB'
 #!/usr/bin/env python3
 import json, sys
 args = sys.argv[1:]
 assert args[0] == "bench" and "--corpus" in args and "--corpus-generated" in args and "--quick" in args, args
+# The report is written from OUTDIR by a relative name, so its "wrote" line names no machine path.
+assert not args[args.index("--json") + 1].startswith("/"), args
 def rec(name, auto, alg1, best, gen):
     return {"matrix": name, "anchor": False, "rows": 1000, "cols": 1000, "nnz": 5000, "automatic_plan": "scalar",
             "automatic_choice": "scalar", "source": name, "generated": gen, "best_algorithm": "vector",
@@ -34,7 +36,7 @@ json.dump(report, open(args[args.index("--json") + 1], "w"))
 print("table")
 STUB
 chmod +x "$work/build/apps/spmv/spmv"
-bash "$root/bench/spmv.sh" "$work/build" "$work/out" --quick --corpus d --corpus-generated >"$work/log" 2>&1 \
+(cd "$work" && bash "$root/bench/spmv.sh" build out --quick --corpus d --corpus-generated) >"$work/log" 2>&1 \
   || { cat "$work/log"; echo "FAIL: bench/spmv.sh --corpus exited non-zero"; exit 1; }
 h="$work/out/spmv-corpus.headline.txt"
 for want in "^MISS automatic never slower than cuSPARSE ALG1: slower on 1 of 2 \(worst banded_k1_1k: auto/ALG1 1.50\)" \
@@ -49,4 +51,7 @@ if python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import mat
 fi
 ls "$work/out" | grep -q partial && { echo "FAIL: temporary left"; exit 1; }
 if bash "$root/bench/spmv.sh" "$work/build" "$work/out" --corpus 2>/dev/null; then echo "FAIL: --corpus without a value accepted"; exit 1; fi
+rc=0
+bash "$root/bench/spmv.sh" "$work/build" "$work/out" --corpus "$work/missing" 2>"$work/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "missing: no such file or directory" "$work/err" || { cat "$work/err"; echo "FAIL: a missing corpus exited $rc"; exit 1; }
 echo "PASS"

@@ -372,6 +372,48 @@ GPU_TEST_CASE(automatic_takes_windowed_where_it_pays) {
   }
 }
 
+// automatic takes adaptive for scalar's short rows where x exceeds a third of L2 and the sampled columns
+// are scattered, and keeps scalar where they lie near the diagonal: two matrices of 5M x 5M, 4 entries a
+// row (20M entries, a 20 MB x), one of random columns, one of columns within 500 of the diagonal (too many
+// patterns for stencil). Both results within bound of the oracle.
+GPU_TEST_CASE(automatic_takes_adaptive_for_scattered_columns_only) {
+  using sparse::spmv_algorithm;
+  constexpr int64_t n = 5000000;
+  const auto scattered = sparse::generate_random_k<float, int32_t>(n, n, 4, 91);
+  std::vector<int32_t> rp{0}, ci;
+  std::vector<float> v;
+  rp.reserve(n + 1);
+  ci.reserve(4 * n);
+  v.reserve(4 * n);
+  std::uint64_t h = 92;
+  for (int64_t i = 0; i < n; ++i) {
+    std::set<int64_t> row;
+    while (row.size() < 4) {
+      h = h * 6364136223846793005ULL + 1442695040888963407ULL;  // the columns of i +- 500
+      const int64_t c = i + static_cast<int64_t>((h >> 33) % 1001) - 500;
+      if (c >= 0 && c < n) row.insert(c);
+    }
+    for (int64_t c : row) {
+      ci.push_back(static_cast<int32_t>(c));
+      v.push_back(static_cast<float>((c * 7919 + i) % 1000) / 1000.f - 0.5f);
+    }
+    rp.push_back(static_cast<int32_t>(ci.size()));
+  }
+  const sparse::host_csr<float, int32_t> local(n, n, std::move(rp), std::move(ci), std::move(v));
+  const auto x = test::random_vector<float>(n, -1.f, 1.f, 93);
+  const std::vector<float> y0 = test::random_vector<float>(n, -1.f, 1.f, 94);
+  for (const auto* a : {&scattered, &local}) {
+    const sparse::device_csr<float, int32_t> d(*a);
+    const sparse::spmv_plan<float, int32_t> plan(d);
+    BOOST_TEST((sparse::choose_algorithm(plan.stats()) == spmv_algorithm::scalar), plan.describe());
+    BOOST_TEST(sparse::samples_column_spread(plan.stats(), spmv_algorithm::scalar, sizeof(float)));
+    const auto expected = a == &scattered ? spmv_algorithm::adaptive : spmv_algorithm::scalar;
+    BOOST_TEST((plan.algorithm() == expected), plan.describe());
+    check_rows("automatic on 5M x 5M, 4 per row: " + plan.describe(), *a, 0.5f, x, -2.0f, y0,
+               gpu_run(plan, 0.5f, x, -2.0f, y0), accumulation::value);
+  }
+}
+
 // automatic takes stencil where the CSR choice is scalar or vector on rows of at most 12 entries and the
 // matrix qualifies, and only there.
 GPU_TEST_CASE(automatic_takes_stencil_where_it_applies) {

@@ -384,6 +384,27 @@ CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
   BOOST_TEST((widths == std::set<int>{2, 4, 8, 16, 32}));
 }
 
+// automatic's column sample: only for scalar's choice on at least 2^22 entries with x beyond 16 MiB, and
+// adaptive from half the sampled entries far from the diagonal.
+CPU_TEST_CASE(column_spread_sample_follows_the_documented_rule) {
+  using sparse::spmv_algorithm;
+  sparse::row_stats r4;
+  r4.rows = r4.cols = 10000000;
+  r4.nnz = 40000000;
+  r4.max_length = 8;
+  BOOST_TEST(sparse::samples_column_spread(r4, spmv_algorithm::scalar, sizeof(float)));
+  BOOST_TEST(!sparse::samples_column_spread(r4, spmv_algorithm::vector, sizeof(float)));
+  sparse::row_stats narrow = r4;
+  narrow.cols = 4194304;  // 16 MiB of float x: not beyond
+  BOOST_TEST(!sparse::samples_column_spread(narrow, spmv_algorithm::scalar, sizeof(float)));
+  BOOST_TEST(sparse::samples_column_spread(narrow, spmv_algorithm::scalar, sizeof(double)));
+  sparse::row_stats few = r4;
+  few.nnz = (int64_t{1} << 22) - 1;
+  BOOST_TEST(!sparse::samples_column_spread(few, spmv_algorithm::scalar, sizeof(float)));
+  BOOST_TEST(sparse::scattered_columns_take_adaptive(0.5));
+  BOOST_TEST(!sparse::scattered_columns_take_adaptive(0.49));
+}
+
 // automatic's windowed rule: random16 in float and random1000 reuse x's sectors enough on 132 SMs;
 // random16 in double, random2 (too many columns), small matrices and rows beyond the slots do not.
 CPU_TEST_CASE(windowed_pays_follows_the_documented_rule) {

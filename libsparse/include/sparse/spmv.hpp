@@ -35,8 +35,9 @@ namespace sparse {
 using reduce::stream_t;
 
 /// The GPU SpMV algorithms. `automatic` asks choose_algorithm() (at plan time, once), then takes
-/// `stencil` instead of `scalar` where the matrix qualifies for it, and `windowed` instead of `vector`
-/// or `block_per_row` where windowed_pays().
+/// `stencil` instead of `scalar` where the matrix qualifies for it, `windowed` instead of `vector`
+/// or `block_per_row` where windowed_pays(), and `adaptive` instead of `scalar` where x is larger than
+/// a third of L2 and a sample of the columns lies mostly far from the diagonal (scattered_columns_take_adaptive()).
 ///
 /// `stencil` is the one algorithm that does not read col_idx: for a matrix whose rows repeat at most 256
 /// column-offset patterns (structured-grid stencils; rows of at most 32 entries; patterns + offsets
@@ -105,6 +106,13 @@ int choose_vector_width(const row_stats& s);
 /// Whether `automatic` replaces a `vector` or `block_per_row` choice by `windowed` for a matrix with these statistics,
 /// values of `value_bytes` bytes, on a GPU with `sm_count` SMs (the rule is at its definition).
 bool windowed_pays(const row_stats& s, std::size_t value_bytes, int sm_count);
+/// Whether `automatic` samples the columns of a matrix whose CSR choice is `csr_choice` (and which stencil
+/// refused) to tell scattered columns from local ones, and whether the fraction `far` of sampled entries
+/// farther than far_column_distance columns from the row's diagonal position makes it take `adaptive`.
+bool samples_column_spread(const row_stats& s, spmv_algorithm csr_choice, std::size_t value_bytes);
+bool scattered_columns_take_adaptive(double far);
+/// The distance (in columns) beyond which an entry counts as far from its row's diagonal position.
+inline constexpr std::int64_t far_column_distance = std::int64_t{1} << 16;
 
 /// Entries of x around the rows' own that a plan's matrix reads: a matrix of rows x (before + rows + after)
 /// whose column c multiplies x[c - before], for a d_x that points at the rows' own entries with `before`
@@ -186,6 +194,7 @@ private:
   void build(const Index* host_row_ptr, int vector_width);
   bool take_stencil(const Index* host_row_ptr);
   bool take_windowed(const Index* host_row_ptr);
+  void take_adaptive_for_scattered_columns(const Index* host_row_ptr);
   csr_view<Value, Index> view_{};
   row_stats stats_{};
   spmv_algorithm requested_ = spmv_algorithm::automatic;

@@ -71,8 +71,8 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //    3 and 4 entries drawn with other seeds (`spmv bench --corpus`, same GPU and day): vector 244.3 / 402.5 /
 //    506.8, scalar 270.4 / 394.6 / 471.5 (ALG1 250.7 / 349.2 / 440.6; adaptive 248.7 / 350.0 / 449.1 wins
 //    the rows of 3 and 4 with random columns, and loses to scalar where the columns are near the diagonal:
-//    rect_1m_x_1k 38.7 / 30.9, banded_k4_100k 17.1 / 8.7; no row statistic here tells the two apart, so
-//    scalar keeps them); of 8 (random columns, `spmv bench --corpus`, H200, interleaved timing, median us,
+//    rect_1m_x_1k 38.7 / 30.9, banded_k4_100k 17.1 / 8.7; no row statistic tells the two apart: the
+//    plan samples the columns, samples_column_spread below); of 8 (random columns, `spmv bench --corpus`, H200, interleaved timing, median us,
 //    scalar / vector W = 2: rect_1m_x_1k 30.7 / 27.1, random_k8_1k 6.8 / 6.9; the Laplacians' 5 and 7
 //    stay scalar's: laplace3d_1m 22.4 / 26.8, laplace2d_1m 17.5 / 19.5), hence the cut at 7.5; of 13-63 entries
 //    (random16, W = 4: 255.5 us, still 0.94x ALG1: 32M random 4-byte gathers from L2 bound every
@@ -146,6 +146,23 @@ bool windowed_pays(const row_stats& s, std::size_t value_bytes, int sm_count) {
   const double reuse = static_cast<double>(s.nnz) * sector_values / (static_cast<double>(sm_count) * static_cast<double>(s.cols));
   return reuse >= 0.5;
 }
+
+// adaptive for scalar's short uniform rows (2.5-7.5 entries) where the columns are scattered and x is
+// larger than a third of the 50 MB L2 (as the vector kernel's evict-first rule, choose_vector_state), so
+// the gathers miss L2: adaptive's stream tiles read the entries once, coalesced and evict-first, and
+// leave L2 to x. Random rows of 10M x 3 and 4 entries (H200, `spmv bench --corpus`, 2026-11-27, median us,
+// scalar / adaptive / ALG1): 394.6 / 350.0 / 349.2 and 471.5 / 449.1 / 440.6; random_k4_10m (2026-11-28,
+// interleaved timing) 468.2 / 446.2 / 467.9. Where the columns lie near the diagonal scalar wins
+// (L1 serves a warp's 32 rows: rect_1m_x_1k 30.9 against adaptive's 38.7, banded_k4_100k 8.7 / 17.1), and
+// no row statistic tells the two apart, hence the sample (spmv_plan.cpp: 16 ranges of 1,024 rows spread
+// over the matrix, a few small copies at plan time). "Far": farther than 2^16 columns (256 KB of float x)
+// from the row's diagonal position row * cols / rows; a 3D mesh of 10M nodes in a bandwidth-reducing
+// order reads within ~n^(2/3) = 46k columns. Taken where at least half the sampled entries are far.
+bool samples_column_spread(const row_stats& s, spmv_algorithm csr_choice, std::size_t value_bytes) {
+  return csr_choice == spmv_algorithm::scalar && s.nnz >= (std::int64_t{1} << 22) &&
+         static_cast<double>(s.cols) * static_cast<double>(value_bytes) > 16.0 * (1 << 20);
+}
+bool scattered_columns_take_adaptive(double far) { return far >= 0.5; }
 
 namespace detail {
 

@@ -1,6 +1,7 @@
 // spmv_plan: checks its inputs, resolves the automatic choice (spmv_choice.cpp) and builds the state of
 // the algorithm that runs, each algorithm through its own analysis (spmv_*_plan.cpp). No CUDA syntax: the
 // launches live in spmv.cu.
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -85,6 +86,7 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
   state_->sm_count = gpukit::sm_count();
   if (view_.rows > 0 && view_.rows == view_.cols - halo_.before - halo_.after) state_->dots = detail::dots_workspace(view_.rows, state_->sm_count);
   if (take_stencil(host_row_ptr) || take_windowed(host_row_ptr)) return;
+  take_adaptive_for_scattered_columns(host_row_ptr);
   auto& st = state_->algorithm;
   switch (algorithm_) {
     case spmv_algorithm::vector:
@@ -129,6 +131,37 @@ bool spmv_plan<Value, Index>::take_windowed(const Index* host_row_ptr) {
   algorithm_ = spmv_algorithm::windowed;
   state_->algorithm = std::move(*windowed);
   return true;
+}
+
+// automatic's scalar choice on a matrix whose x exceeds a third of L2 (samples_column_spread): the
+// fraction of entries farther than far_column_distance from their row's diagonal position, over 16
+// ranges of 1,024 rows spread evenly (their columns copied to the host), decides for adaptive
+// (scattered_columns_take_adaptive; the measurements are in spmv_choice.cpp).
+template <class Value, class Index>
+void spmv_plan<Value, Index>::take_adaptive_for_scattered_columns(const Index* host_row_ptr) {
+  if (requested_ != spmv_algorithm::automatic || !samples_column_spread(stats_, algorithm_, sizeof(Value))) return;
+  constexpr std::int64_t ranges = 16, range_rows = 1024;
+  const std::int64_t rows = view_.rows, cols = view_.cols - halo_.before - halo_.after;
+  std::int64_t far = 0, sampled = 0;
+  std::vector<Index> c;
+  for (std::int64_t k = 0; k < ranges; ++k) {
+    const std::int64_t first = rows * k / ranges, end = std::min(rows, first + range_rows);
+    const std::int64_t e0 = host_row_ptr[first], e1 = host_row_ptr[end];
+    c.resize(static_cast<std::size_t>(e1 - e0));
+    if (c.empty()) continue;
+    device_columns(view_.col_idx, halo_.before)(e0, e1 - e0, c.data());
+    for (std::int64_t i = first; i < end; ++i) {
+      const auto diagonal = static_cast<std::int64_t>(static_cast<double>(i) * static_cast<double>(cols) / static_cast<double>(rows));
+      for (auto e = static_cast<std::int64_t>(host_row_ptr[i]); e < host_row_ptr[i + 1]; ++e) {
+        const std::int64_t d = static_cast<std::int64_t>(c[static_cast<std::size_t>(e - e0)]) - diagonal;
+        far += (d < 0 ? -d : d) > far_column_distance;
+      }
+    }
+    sampled += e1 - e0;
+  }
+  // build()'s switch then makes adaptive's state.
+  if (sampled > 0 && scattered_columns_take_adaptive(static_cast<double>(far) / static_cast<double>(sampled)))
+    algorithm_ = spmv_algorithm::adaptive;
 }
 
 template <class Value, class Index>

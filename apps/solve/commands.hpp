@@ -5,7 +5,8 @@
 
 namespace solve_app {
 
-/// --plan-only: the scaling model's parameters (defaults: H100 float CG on 3D Poisson 160^3, NVLink 4, NDR).
+/// --plan-only: the scaling model's parameters (defaults: dist::machine_model's: H100 float CG on 3D Poisson
+/// 160^3, NVLink 4 and NCCL latencies measured on two H200s, NDR).
 struct plan_options {
   bool only = false;
   int max_gpus = 64;
@@ -14,8 +15,9 @@ struct plan_options {
   int gpus_per_node = 8;
   double nvlink_gb_per_s = 450;
   double ib_gb_per_s = 50;
-  double nvlink_latency_us = 3;
-  double ib_latency_us = 6;
+  double nvlink_latency_us = 5;
+  double ib_latency_us = 8;
+  bool hide_halo = false;
 };
 
 struct run_options {

@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   r->add_option("--ib-latency-us", run.plan.ib_latency_us, "--plan-only: InfiniBand message latency")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
+  r->add_flag("--hide-halo", run.plan.hide_halo,
+              "--plan-only: the halo runs under the interior rows (host staging; NCCL's measured exposed)");
   gpukit::add_quiet_flag(*r, run.quiet);
   r->callback([&] { action = [&] { return solve_app::run_command(run); }; });
 

@@ -17,6 +17,8 @@
 namespace solve_app {
 
 int plan_command(const run_options& opt) {
+  if (opt.method == "bicgstab")  // two SpMVs and four sums an iteration: not what the model counts
+    throw gpukit::bad_input("--plan-only models cg, pcg and pipecg iterations, not bicgstab");
   sparse::host_csr<double, std::int64_t> a;
   try {
     a = sparse::read_matrix<double, std::int64_t>(opt.matrix);
@@ -29,8 +31,11 @@ int plan_command(const run_options& opt) {
   dist::machine_model m;
   m.spmv_ns_per_nnz = opt.plan.spmv_ns_per_nnz;
   m.vector_ns_per_row = opt.plan.vector_ns_per_row;
-  m.allreduces_per_iteration = opt.method == "pipecg" ? 1 : 2;
+  // Sums over ranks per iteration: cg carries r.r with its SpMV's three dots (one), pipecg has one and
+  // overlaps it with the SpMV, pcg two (its dots and its update).
+  m.allreduces_per_iteration = opt.method == "pcg" ? 2 : 1;
   m.overlap_allreduce = opt.method == "pipecg";
+  m.hide_halo = opt.plan.hide_halo;
   m.gpus_per_node = opt.plan.gpus_per_node;
   m.nvlink_gb_per_s = opt.plan.nvlink_gb_per_s;
   m.ib_gb_per_s = opt.plan.ib_gb_per_s;
@@ -43,7 +48,9 @@ int plan_command(const run_options& opt) {
       << ", " << opt.method << "\n"
       << "model      " << m.spmv_ns_per_nnz << " ns/nnz SpMV, " << m.vector_ns_per_row << " ns/row vectors, "
       << m.gpus_per_node << " GPUs per node, NVLink " << m.nvlink_gb_per_s << " GB/s " << m.nvlink_latency_us
-      << " us, InfiniBand " << m.ib_gb_per_s << " GB/s " << m.ib_latency_us << " us\n"
+      << " us, InfiniBand " << m.ib_gb_per_s << " GB/s " << m.ib_latency_us << " us, " << m.allreduces_per_iteration
+      << (m.overlap_allreduce ? " overlapped" : "") << " all-reduce(s) per iteration, halo "
+      << (m.hide_halo ? "hidden behind the interior rows" : "exposed") << "\n"
       << "  GPUs   max rows    max nnz  max ghosts  neighbours  compute us  halo us  allreduce us  iteration us  speedup\n";
   nlohmann::json rows = nlohmann::json::array();
   double one = 0;
@@ -69,7 +76,8 @@ int plan_command(const run_options& opt) {
                    {"spmv_ns_per_nnz", m.spmv_ns_per_nnz}, {"vector_ns_per_row", m.vector_ns_per_row},
                    {"gpus_per_node", m.gpus_per_node}, {"nvlink_gb_per_s", m.nvlink_gb_per_s},
                    {"ib_gb_per_s", m.ib_gb_per_s}, {"nvlink_latency_us", m.nvlink_latency_us},
-                   {"ib_latency_us", m.ib_latency_us}};
+                   {"ib_latency_us", m.ib_latency_us}, {"allreduce_count", m.allreduces_per_iteration},
+                   {"allreduce_overlapped", m.overlap_allreduce}, {"halo_hidden", m.hide_halo}};
     j["results"] = {{"rows", a.rows()}, {"nnz", a.nnz()}, {"predictions", rows}};
     gpukit::report::write(opt.json, j);
   }

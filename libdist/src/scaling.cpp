@@ -62,7 +62,7 @@ iteration_estimate predict_iteration(const partition_stats& st, const machine_mo
   const double ghost_fraction =
       st.max_rows > 0 ? std::min(1.0, static_cast<double>(st.max_ghosts) / static_cast<double>(st.max_rows)) : 0.0;
   const double interior_us = e.compute_us * (1 - ghost_fraction);
-  const double exposed_halo = std::max(0.0, e.halo_us - interior_us);
+  const double exposed_halo = m.hide_halo ? std::max(0.0, e.halo_us - interior_us) : e.halo_us;
   const double exposed_allreduce = m.overlap_allreduce ? std::max(0.0, e.allreduce_us - e.compute_us) : e.allreduce_us;
   e.total_us = e.compute_us + exposed_halo + exposed_allreduce;
   e.speedup = one_rank_total_us > 0 && e.total_us > 0 ? one_rank_total_us / e.total_us : 1.0;

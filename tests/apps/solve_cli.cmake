@@ -75,6 +75,8 @@ if(GPUKIT_DISTRIBUTED)
                           --precision float --json p.json)
   gpukit_cli_test(NAME solve_plan_only_non_square EXPECT 2 STDERR_LINES 1 JSON p.json
                   COMMAND ${SOLVE} run ${DATA}/sparse/random_k5_300x200.mtx --plan-only --json p.json)
+  gpukit_cli_test(NAME solve_plan_only_bicgstab EXPECT 2 STDERR_LINES 1 JSON p.json
+                  COMMAND ${SOLVE} run ${DATA}/sparse/laplace2d_16.mtx --plan-only --method bicgstab --json p.json)
   gpukit_cli_test(NAME solve_mpi2_nan_matrix EXPECT 2 ERROR_LINES 1 JSON r.json ENVIRONMENT ${MPI_ENV}
                   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${SOLVE} run ${SOLVE_BAD}/nan.mtx --json r.json)
   # A rank that fails alone mid-solve (tests/apps/rank_fault.cpp: its progress callback throws at iteration

@@ -23,20 +23,21 @@ while [ $# -gt 0 ]; do
     --classes) [ $# -ge 2 ] || { echo "bench/spmv.sh: --classes needs a list" >&2; exit 2; }; opts+=(--classes "$2"); shift ;;
     --corpus) [ $# -ge 2 ] || { echo "bench/spmv.sh: --corpus needs a directory or file" >&2; exit 2; }
               [ -e "$2" ] || { echo "bench/spmv.sh: --corpus $2: no such file or directory" >&2; exit 2; }
-              corpus+=(--corpus "$(realpath "$2")"); shift ;;
+              corpus+=(--corpus "$2"); shift ;;
     --corpus-generated) corpus+=("$1") ;;
     *) echo "bench/spmv.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 here=$(cd "$(dirname "$0")" && pwd)
-app="$(realpath -m "$build")/apps/spmv/spmv"
+# The app's "wrote FILE" line names the report by its path inside OUTDIR: the kept .txt names no machine path.
+relative_wrote() { sed "s|^wrote $out/|wrote |"; }
+app="$build/apps/spmv/spmv"
 [ -x "$app" ] || { echo "bench/spmv.sh: $app not found or not executable (build target spmv_app first)" >&2; exit 1; }
 
 # The corpus: the two targets' PASS/MISS, then each matrix where automatic loses.
 if [ ${#corpus[@]} -gt 0 ]; then
-  # Run from OUTDIR with a relative --json path: the report's "wrote" line names no machine path.
-  (cd "$out" && "$app" bench "${opts[@]}" "${corpus[@]}" --json spmv-corpus.json) | tee "$out/spmv-corpus.txt"
+  "$app" bench "${opts[@]}" "${corpus[@]}" --json "$out/spmv-corpus.json" | relative_wrote | tee "$out/spmv-corpus.txt"
   python3 "$here/plot.py" "$out/spmv-corpus.json" --y _time_ratio --hline 1 --hline 1.1 --out "$out/spmv-corpus.png" \
     || echo "bench/spmv.sh: bench/plot.py failed: no corpus plot" >&2
 
@@ -72,7 +73,7 @@ PY
   exit 0
 fi
 
-(cd "$out" && "$app" bench "${opts[@]}" --json spmv-bench.json) | tee "$out/spmv-bench.txt"
+"$app" bench "${opts[@]}" --json "$out/spmv-bench.json" | relative_wrote | tee "$out/spmv-bench.txt"
 python3 "$here/plot.py" "$out/spmv-bench.json" || echo "bench/spmv.sh: bench/plot.py failed: no plots" >&2
 
 python3 - "$out/spmv-bench.json" >"$out/spmv.headline.txt.partial" <<'PY'

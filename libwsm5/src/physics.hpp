@@ -103,16 +103,35 @@ WSM5_HD float div_rn(float a, float b) { return __fdiv_rn(a, b); }
 WSM5_HD float div_rn(float a, float b) { return a / b; }
 #endif
 
-/// x^b for x > 0 and a constant exponent b (bvtr, bvts, 1.31, 7/3, 1.33). The CPU reference and the host
-/// emulation use powf (V3.1's `**`, which the golden match needs). The CUDA variants may opt into
-/// exp2f(b log2f(x)) (WSM5_GPU_FAST_POW, on by default): two MUFU-based calls instead of CUDA's powf,
-/// whose extended-precision log costs several times more. Its error grows with |b log2 x|: the argument
-/// carries b ulp(log2 x) (log2f, 1 ulp) + ulp(b log2 x)/2 (the product), times ln 2 in the result, plus
-/// exp2f's 2 ulp: rain slope^0.8 (|b log2 x| <= 13) <= 14 ulp, ice diameter^1.31 and qc^(7/3) <= ~20,
-/// xni0^1.33 (up to ~2e7) <= ~26, instead of powf's 2 (README gives the measured effect on the outputs).
+/// x^b for x > 0 and a constant exponent b. The CPU reference and the host emulation use powf (V3.1's
+/// `**`, which the golden match needs). The CUDA variants may opt out of CUDA's powf, whose
+/// extended-precision log costs several times more (WSM5_GPU_FAST_POW, on by default), in two forms:
+///  * pow_const_fast(x, b) = exp2f(b log2f(x)), for the powers evaluated per level and sub-step in the
+///    sedimentation loops: the rain and snow slopes (bvtr, bvts) and the ice fall speed (diameter^1.31).
+///    Its error grows with |b log2 x|: the argument carries b ulp(log2 x) (log2f, 1 ulp) +
+///    ulp(b log2 x)/2 (the product), times ln 2 in the result, plus exp2f's 2 ulp: <= 14 ulp for the
+///    slope^0.8 (|b log2 x| <= 13), ~20 for diameter^1.31.
+///  * pow_const(x, b), for the once-per-cell rates: qc^(7/3) (autoconversion), the ice diameter^1.31 of
+///    psaci, xni0^1.33 (up to ~2e7), ~20-26 ulp in the fast form. Here t = b log2 x is taken apart as
+///    b (e + log2f(m)) for x = m 2^e (frexpf, m in [0.5, 1)) in double, and 2^t as 2^n exp2f(t - n),
+///    n = rint(t): log2f's 1 ulp of |log2 m| < 1 is <= 2^-24 absolute, times b <= 7/3 and ln 2 <= 1.4
+///    ulp of the result; t - n rounded to float <= 0.2 ulp; exp2f 2 ulp; ldexpf exact: <= ~4 ulp.
+///  Measured on an H200 (golden columns after one call; CONUS, 30-call medians, the same run): the split
+///  took qc from 1.50x to 1.00x the CPU reference's distance from WRF and qi from 1.89x to 1.77x, at
+///  +1.5 % for thread_per_column (0.483-0.487 against 0.475-0.478 ms) and +6 % for warp_per_column (0.808
+///  against 0.761). Used for the sedimentation powers as well it changed no field's distance and cost
+///  warp_per_column 14 % (0.872 ms).
 #if defined(__CUDA_ARCH__) && defined(WSM5_GPU_FAST_POW) && WSM5_GPU_FAST_POW
-WSM5_HD float pow_const(float x, float b) { return ::exp2f(b * ::log2f(x)); }
+WSM5_HD float pow_const_fast(float x, float b) { return ::exp2f(b * ::log2f(x)); }
+WSM5_HD float pow_const(float x, float b) {
+  int e = 0;
+  const float m = ::frexpf(x, &e);
+  const double t = static_cast<double>(b) * (static_cast<double>(e) + static_cast<double>(::log2f(m)));
+  const double n = ::rint(t);
+  return ::ldexpf(::exp2f(static_cast<float>(t - n)), static_cast<int>(n));
+}
 #else
+WSM5_HD float pow_const_fast(float x, float b) { return ::powf(x, b); }
 WSM5_HD float pow_const(float x, float b) { return ::powf(x, b); }
 #endif
 
@@ -157,7 +176,7 @@ WSM5_HD slope rain_slope(float qr, float den) {
   if (qr <= qcrmin) return {rslopermax, rsloperbmax, rsloper2max, rsloper3max};
   slope s;
   s.r = 1.f / ::sqrtf(::sqrtf(pidn0r / (qr * den)));
-  s.rb = pow_const(s.r, bvtr);  // V3.1: rslope**bvtr (the accel file's exp(log) form rounds differently)
+  s.rb = pow_const_fast(s.r, bvtr);  // V3.1: rslope**bvtr (the accel file's exp(log) form rounds differently)
   s.r2 = s.r * s.r;
   s.r3 = s.r2 * s.r;
   return s;
@@ -166,7 +185,7 @@ WSM5_HD slope snow_slope(float qs, float den, float n0sfac) {
   if (qs <= qcrmin) return {rslopesmax, rslopesbmax, rslopes2max, rslopes3max};
   slope s;
   s.r = 1.f / ::sqrtf(::sqrtf(pidn0s * n0sfac / (qs * den)));
-  s.rb = pow_const(s.r, bvts);
+  s.rb = pow_const_fast(s.r, bvts);
   s.r2 = s.r * s.r;
   s.r3 = s.r2 * s.r;
   return s;
@@ -200,7 +219,7 @@ WSM5_HD float ice_fall_rate(float qi, float den, float xni, float delz) {
   if (qi <= 0.f) return 0.f;
   const float xmi = den * qi / xni;
   const float diameter = fmax_(fmin_(dicon * ::sqrtf(xmi), dimax), 1.e-25f);
-  return 1.49e4f * pow_const(diameter, 1.31f) / delz;
+  return 1.49e4f * pow_const_fast(diameter, 1.31f) / delz;  // per level and sub-step: the fast form
 }
 /// The sub-step count of one level: max(nint(w dt + 0.5), 1) (an integer Courant number n gives n + 1).
 WSM5_HD int substeps(float w, float dtcld) {

@@ -72,8 +72,8 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //    506.8, scalar 270.4 / 394.6 / 471.5 (ALG1 250.7 / 349.2 / 440.6; adaptive 248.7 / 350.0 / 449.1 wins
 //    the rows of 3 and 4 with random columns, and loses to scalar where the columns are near the diagonal:
 //    rect_1m_x_1k 38.7 / 30.9, banded_k4_100k 17.1 / 8.7; no row statistic tells the two apart: the
-//    plan samples the columns, samples_column_spread below); of 8 (random columns, `spmv bench --corpus`, H200, interleaved timing, median us,
-//    scalar / vector W = 2: rect_1m_x_1k 30.7 / 27.1, random_k8_1k 6.8 / 6.9; the Laplacians' 5 and 7
+//    plan samples the columns, samples_column_spread below); of 8 (random columns, `spmv bench
+//    --corpus`, H200, interleaved timing, median us, scalar / vector W = 2: rect_1m_x_1k 30.7 / 27.1, random_k8_1k 6.8 / 6.9; the Laplacians' 5 and 7
 //    stay scalar's: laplace3d_1m 22.4 / 26.8, laplace2d_1m 17.5 / 19.5), hence the cut at 7.5; of 13-63 entries
 //    (random16, W = 4: 255.5 us, still 0.94x ALG1: 32M random 4-byte gathers from L2 bound every
 //    variant and cuSPARSE alike at 125-133 G gathers/s); and of 64-767 (W = 32, 4-entry chunks: see

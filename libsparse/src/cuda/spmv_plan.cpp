@@ -151,7 +151,8 @@ void spmv_plan<Value, Index>::take_adaptive_for_scattered_columns(const Index* h
     if (c.empty()) continue;
     device_columns(view_.col_idx, halo_.before)(e0, e1 - e0, c.data());
     for (std::int64_t i = first; i < end; ++i) {
-      const auto diagonal = static_cast<std::int64_t>(static_cast<double>(i) * static_cast<double>(cols) / static_cast<double>(rows));
+      const auto diagonal = static_cast<std::int64_t>(static_cast<double>(i) * static_cast<double>(cols) /
+                                                      static_cast<double>(rows));
       for (auto e = static_cast<std::int64_t>(host_row_ptr[i]); e < host_row_ptr[i + 1]; ++e) {
         const std::int64_t d = static_cast<std::int64_t>(c[static_cast<std::size_t>(e - e0)]) - diagonal;
         far += (d < 0 ? -d : d) > far_column_distance;

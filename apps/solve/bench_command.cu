@@ -266,6 +266,7 @@ struct row {
   bool converged = false;
   std::string status;  // converged, inaccurate, stagnated, not_converged, breakdown, diverged
   bool ours = false;
+  std::int64_t l2_window_bytes = 0;  // ours: solve::result::l2_window_bytes (p kept in a set-aside L2)
   double rtol = 0;
   double true_relative_residual = 0;  // may be NaN / Inf: left out of the JSON then
   double matrix_bytes = 0, vector_bytes = 0;
@@ -347,11 +348,14 @@ std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out
     solve::krylov_method m;
     bool reproducible;
     bool graph;  // options::graph: the loop as one CUDA graph launch
+    solve::l2_window p_in_l2 = solve::l2_window::automatic;
   };
   std::vector<variant> ours = {{"cg", solve::krylov_method::cg, false, false},
                                {"pcg", solve::krylov_method::pcg, false, false},
                                {"pipecg", solve::krylov_method::pipecg, false, false},
-                               {"cg_graph", solve::krylov_method::cg, false, true}};
+                               {"cg_graph", solve::krylov_method::cg, false, true},
+                               // cg with p in L2 (automatic where the rule takes it) against without it
+                               {"cg_no_l2_window", solve::krylov_method::cg, false, false, solve::l2_window::off}};
   if (pr.reproducible_row) ours.push_back({"cg_reproducible", solve::krylov_method::cg, true, false});
   for (const variant& v : ours) {
     row r = base(v.name, true);
@@ -359,6 +363,7 @@ std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out
     o.method = v.m;
     o.reproducible = v.reproducible;
     o.graph = v.graph;
+    o.p_in_l2 = v.p_in_l2;
     o.keep_history = false;
     o.rtol = 0;
     o.atol = 0;
@@ -379,6 +384,7 @@ std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out
     r.time_to_solution_max_ms = tts.max_us / 1e3;
     r.iterations = res.iterations;
     r.ours = true;
+    r.l2_window_bytes = res.l2_window_bytes;
     r.rtol = tol;
     r.true_relative_residual = res.true_relative_residual;
     switch (res.reason) {
@@ -437,7 +443,9 @@ std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out
     out << "  " << std::left << std::setw(16) << r.problem << std::setw(24) << r.solver << std::right << std::setw(10)
         << fixed(r.per_iteration_us, 1) << " us/it " << std::setw(10) << fixed(r.time_to_solution_ms, 2) << " ms "
         << std::setw(6) << r.iterations << " it  true res " << std::scientific << std::setprecision(2)
-        << r.true_relative_residual << std::defaultfloat << "  " << r.status << "\n";
+        << r.true_relative_residual << std::defaultfloat << "  " << r.status
+        << (r.l2_window_bytes > 0 ? "  (p in L2: " + fixed(static_cast<double>(r.l2_window_bytes) / 1e6, 1) + " MB)" : "")
+        << "\n";
   return rows;
 }
 
@@ -510,6 +518,7 @@ int bench_command(const bench_options& opt) {
                        {"textbook_over_this_time_to_solution_ratio", ratio(tb.time_to_solution_ms, r.time_to_solution_ms)}};
     // A diverged solve's residual (NaN / Inf) is left out rather than written as a number it is not.
     if (std::isfinite(r.true_relative_residual)) t["true_relative_residual_ratio"] = r.true_relative_residual;
+    if (r.ours) t["l2_window_bytes"] = r.l2_window_bytes;
     if (r.cpu_threads > 0) {  // the CPU peer: the GPU's bandwidth floor and bytes say nothing about it
       for (const char* k : {"spmv_algorithm", "min_bytes_per_iteration_bytes", "actual_bytes_per_iteration_bytes",
                             "bandwidth_floor_us", "over_floor_ratio", "effective_gb_per_s"})

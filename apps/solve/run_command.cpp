@@ -20,6 +20,7 @@
 #include "gpukit/atomic_file.hpp"
 #include "commands.hpp"
 #include "plot.hpp"
+#include "gpukit/cuda_timer.hpp"
 #include "gpukit/device_buffer.hpp"
 #include "report.hpp"
 #include "solve/solve.hpp"
@@ -149,6 +150,7 @@ void write_outputs(const run_options& opt, const solve::result& r, std::int64_t 
                         {"true_relative_residual_ratio", finite_or_zero(r.true_relative_residual)},
                         {"time_ms", seconds * 1e3},
                         {"iteration_time_ms", r.iteration_seconds * 1e3},
+                        {"l2_window_bytes", r.l2_window_bytes},
                         {"per_iteration_us", per_iteration_us(r)},
                         {"summary", r.summary()}};
   if (nnz >= 0) res["nnz"] = nnz;
@@ -221,7 +223,9 @@ int run_typed(const run_options& opt) {
     const solve::csr_operator<V, I> op(d);
     solve::solver<V> s(op, so);
     gpukit::device_buffer<V> db(b), dx(a.rows());
-    r = s.solve(db, dx);
+    // A stream of its own: the legacy default stream takes no L2 window (solve::options::p_in_l2).
+    gpukit::owned_stream stream;
+    r = s.solve(db.data(), dx.data(), a.rows(), stream.get());
     x = dx.download();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -9,7 +9,7 @@ set -uo pipefail
 mkdir -p "$1" && out=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-$root/build-experiments}
-exps=(launch_floor reduce_large reduce_small reduce_medium spmv_variants spmv_cluster spmv_windowed)
+exps=(launch_floor reduce_large reduce_small reduce_medium spmv_variants spmv_cluster spmv_windowed cg_l2_window)
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.')
 [ -n "$arch" ] || { echo "run.sh: no GPU (nvidia-smi found none)" >&2; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
@@ -17,13 +17,23 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTUR
   -DGPUKIT_BUILD_EXPERIMENTS=ON -DGPUKIT_BUILD_TESTS=OFF >"$out/build.txt" 2>&1 &&
   cmake --build "$build" -j "$(nproc)" --target "${exps[@]}" >>"$out/build.txt" 2>&1 ||
   { tail -30 "$out/build.txt"; exit 1; }
+# cg_l2_window: 128^3 and 160^3, p in L2 off then on (solve::options::p_in_l2).
+cg_l2_sizes() {
+  local rc=0 n p
+  for n in 128 160; do for p in 1 2; do "$1" "$n" 0 "$p" || rc=1; done; done
+  return "$rc"
+}
 status=0
 for exp in "${exps[@]}"; do
   [ -x "$build/bench/experiments/$exp" ] || continue
   echo "== $exp"
   args=()
   [ "$exp" = reduce_large ] && args=("$out/reduce_large.csv")
-  "$build/bench/experiments/$exp" "${args[@]}" 2>&1 | tee "$out/$exp.txt"
+  if [ "$exp" = cg_l2_window ]; then
+    cg_l2_sizes "$build/bench/experiments/$exp" 2>&1 | tee "$out/$exp.txt"
+  else
+    "$build/bench/experiments/$exp" "${args[@]}" 2>&1 | tee "$out/$exp.txt"
+  fi
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
 if [ -z "${NO_NCU:-}" ] && command -v ncu >/dev/null; then
@@ -69,6 +79,8 @@ fi
   grep -E 'G gathers/s|cuSPARSE ALG1|library automatic|^  cluster|^RESULT' "$out/spmv_cluster.txt" 2>/dev/null | sed 's/^/  /'
   echo "spmv_windowed (entries in column-window order, so an SM's L1 serves repeated gathers of x):"
   grep -E 'cuSPARSE ALG1|library|match_any|U=8, free|^RESULT' "$out/spmv_windowed.txt" 2>/dev/null | sed 's/^/  /'
+  echo "cg_l2_window (our cg per iteration, p in L2 off = policy 1, on = policy 2):"
+  grep -E 'us/it' "$out/cg_l2_window.txt" 2>/dev/null | sed 's/^/  /'
   if [ -s "$out/ncu-spmv.txt" ]; then
     echo "ncu (L2 read sectors decide the gather-bound classes):"
     sed 's/^/  /' "$out/ncu-spmv.txt"

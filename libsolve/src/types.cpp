@@ -1,6 +1,8 @@
 #include "solve/types.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -36,6 +38,15 @@ const char* to_string(stop_reason r) {
     case stop_reason::stagnated: return "stagnated";
   }
   return "?";
+}
+
+std::int64_t l2_window_bytes(std::int64_t vector_bytes, std::int64_t l2_bytes, std::int64_t persisting_max,
+                             l2_window policy) {
+  if (policy == l2_window::off || vector_bytes <= 0 || persisting_max <= 0) return 0;
+  const bool in_range = vector_bytes * 16 >= l2_bytes && vector_bytes * 2 <= persisting_max;
+  if (in_range) return vector_bytes;
+  if (policy == l2_window::automatic) return 0;
+  return std::min(vector_bytes, persisting_max / 4);
 }
 
 namespace {

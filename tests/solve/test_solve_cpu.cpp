@@ -379,4 +379,22 @@ CPU_TEST_CASE(a_local_operator_spans_no_ranks) {
   BOOST_CHECK_THROW(op.finish_rank_sum(nullptr), std::logic_error);
 }
 
+// The rule of options::p_in_l2 (solve::l2_window_bytes) at an H200's sizes (L2 62914560 bytes, at most
+// 39321600 persisting): each cut on both sides.
+CPU_TEST_CASE(l2_window_rule_follows_the_documented_cuts) {
+  using solve::l2_window;
+  const std::int64_t l2 = 62914560, persisting = 39321600;
+  auto bytes = [&](std::int64_t v, l2_window p) { return solve::l2_window_bytes(v, l2, persisting, p); };
+  BOOST_TEST(bytes(l2 / 16 - 1, l2_window::automatic) == 0);  // below 1/16 of the L2 (64^3 float: 1 MB)
+  BOOST_TEST(bytes(l2 / 16, l2_window::automatic) == l2 / 16);
+  BOOST_TEST(bytes(16384000, l2_window::automatic) == 16384000);  // 160^3 float
+  BOOST_TEST(bytes(persisting / 2, l2_window::automatic) == persisting / 2);
+  BOOST_TEST(bytes(persisting / 2 + 1, l2_window::automatic) == 0);  // past half the persisting maximum
+  BOOST_TEST(bytes(persisting / 2 + 1, l2_window::on) == persisting / 4);
+  BOOST_TEST(bytes(1 << 20, l2_window::on) == 1 << 20);
+  BOOST_TEST(bytes(16384000, l2_window::off) == 0);
+  BOOST_TEST(solve::l2_window_bytes(16384000, l2, 0, l2_window::on) == 0);  // no persisting L2
+  BOOST_TEST(bytes(0, l2_window::on) == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,6 +2,7 @@
 // the reproducible mode's bitwise history across runs and launch shapes; breakdown and non-finite detection;
 // bad inputs; the callback operator; many right-hand sides on one solver; check_every not changing results.
 #include <boost/mpl/list.hpp>
+#include <cuda_runtime_api.h>
 
 #include <cmath>
 #include <cstdint>
@@ -12,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "gpukit/cuda_check.hpp"
+#include "gpukit/cuda_timer.hpp"
 #include "gpukit/device_buffer.hpp"
 #include "solve/solve.hpp"
 #include "solve_test_problems.hpp"
@@ -574,6 +577,82 @@ GPU_TEST_CASE(callback_operator_and_many_right_hand_sides) {
   solve::solver<double> jac(cbd, opt);
   gpukit::device_buffer<double> b(solve_test::rhs(a.rows()));
   BOOST_TEST(jac.solve(b, x1).converged);
+}
+
+namespace {
+std::size_t persisting_limit() {
+  std::size_t v = 0;
+  GPUKIT_CUDA_CHECK(cudaDeviceGetLimit(&v, cudaLimitPersistingL2CacheSize));
+  return v;
+}
+std::size_t stream_window_bytes(cudaStream_t s) {
+  cudaStreamAttrValue w{};
+  GPUKIT_CUDA_CHECK(cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &w));
+  return w.accessPolicyWindow.num_bytes;
+}
+}  // namespace
+
+// options::p_in_l2: the same bits with and without the window; the device's persisting limit and the
+// stream's window put back after the solve (also a limit the caller set); a caller's window on the stream
+// left alone (no window of ours then); none on the legacy default stream.
+GPU_TEST_CASE(p_window_keeps_the_bits_and_puts_the_device_back) {
+  int device = 0, persisting_max = 0;
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
+  GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&persisting_max, cudaDevAttrMaxPersistingL2CacheSize, device));
+  if (persisting_max == 0) {
+    BOOST_TEST_MESSAGE("this GPU has no persisting L2: the window case is not run");
+    return;
+  }
+  const auto a = solve::problems::poisson_3d<double, std::int32_t>(test::reduced_sizes() ? 6 : 20);
+  const std::int64_t n = a.rows();
+  const sparse::device_csr<double, std::int32_t> d(a);
+  const solve::csr_operator<double, std::int32_t> op(d);
+  const gpukit::device_buffer<double> b(solve_test::rhs(n));
+  gpukit::owned_stream stream;
+  auto run = [&](krylov_method m, solve::l2_window w, cudaStream_t s) {
+    solve::options opt;
+    opt.method = m;
+    opt.p_in_l2 = w;
+    solve::solver<double> solver(op, opt);
+    gpukit::device_buffer<double> x(n);
+    gpu_run<double> out;
+    out.r = solver.solve(b.data(), x.data(), n, s);
+    out.x = x.download();
+    return out;
+  };
+  const std::size_t initial = persisting_limit();
+  BOOST_TEST_MESSAGE("persisting L2 limit at the start: " << initial << " bytes");
+  for (krylov_method m : {krylov_method::cg, krylov_method::pcg}) {
+    BOOST_TEST_CONTEXT(solve::to_string(m)) {
+      const auto off = run(m, solve::l2_window::off, stream.get());
+      const auto on = run(m, solve::l2_window::on, stream.get());
+      BOOST_TEST(off.r.l2_window_bytes == 0);
+      BOOST_TEST(on.r.l2_window_bytes == n * 8);
+      BOOST_TEST(on.r.converged);
+      BOOST_TEST(same_bits(on.r.history, off.r.history));
+      BOOST_TEST(same_bits_v(on.x, off.x));
+      BOOST_TEST(persisting_limit() == initial);
+      BOOST_TEST(stream_window_bytes(stream.get()) == 0u);
+      BOOST_TEST(run(m, solve::l2_window::on, nullptr).r.l2_window_bytes == 0);
+    }
+  }
+  // A limit the caller set: put back.
+  GPUKIT_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 1 << 20));
+  const std::size_t callers = persisting_limit();
+  BOOST_TEST(run(krylov_method::cg, solve::l2_window::on, stream.get()).r.l2_window_bytes == n * 8);
+  BOOST_TEST(persisting_limit() == callers);
+  GPUKIT_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, initial));
+  // The caller's window on the stream: kept, and none of ours.
+  cudaStreamAttrValue w{};
+  w.accessPolicyWindow.base_ptr = const_cast<double*>(b.data());
+  w.accessPolicyWindow.num_bytes = 4096;
+  w.accessPolicyWindow.hitRatio = 1.0f;
+  w.accessPolicyWindow.hitProp = cudaAccessPropertyNormal;
+  w.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+  GPUKIT_CUDA_CHECK(cudaStreamSetAttribute(stream.get(), cudaStreamAttributeAccessPolicyWindow, &w));
+  BOOST_TEST(run(krylov_method::cg, solve::l2_window::on, stream.get()).r.l2_window_bytes == 0);
+  BOOST_TEST(stream_window_bytes(stream.get()) == 4096u);
+  BOOST_TEST(persisting_limit() == initial);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

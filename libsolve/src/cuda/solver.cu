@@ -51,6 +51,62 @@ struct room_vector {
   std::size_t bytes() const { return storage.bytes(); }
 };
 
+/// options::p_in_l2 for one solve: the device's persisting-L2 limit set to `limit` bytes and an
+/// access-policy window over [base, base + bytes) on the stream (hit ratio limit / bytes: persisting, the
+/// rest streaming); restore() resets the persisting lines to normal, so nothing of the solve keeps L2 from
+/// later work, and puts back the limit and the stream's (empty) window. set() does nothing where the stream
+/// already has a window (the caller's), or on the legacy default stream, which takes no attributes.
+class l2_window_guard {
+public:
+  l2_window_guard() = default;
+  l2_window_guard(const l2_window_guard&) = delete;
+  l2_window_guard& operator=(const l2_window_guard&) = delete;
+  ~l2_window_guard() {
+    if (!active_) return;  // an exception left the solve: put back what can be, errors ignored
+    cudaStreamAttrValue none{};
+    (void)cudaStreamSetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &none);
+    (void)cudaCtxResetPersistingL2Cache();
+    (void)cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, previous_limit_);
+  }
+  void set(stream_t stream, const void* base, std::size_t bytes, std::size_t limit) {
+    if (limit == 0 || stream == nullptr || stream == cudaStreamLegacy) return;
+    cudaStreamAttrValue window{};
+    GPUKIT_CUDA_CHECK(cudaStreamGetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &window));
+    if (window.accessPolicyWindow.num_bytes != 0) return;
+    int max_window = 0;
+    GPUKIT_CUDA_CHECK(cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, gpukit::current_device()));
+    const std::size_t covered = std::min(bytes, static_cast<std::size_t>(max_window));
+    if (covered == 0) return;
+    GPUKIT_CUDA_CHECK(cudaDeviceGetLimit(&previous_limit_, cudaLimitPersistingL2CacheSize));
+    GPUKIT_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, limit));
+    stream_ = stream;
+    active_ = true;
+    limit_ = limit;
+    window.accessPolicyWindow.base_ptr = const_cast<void*>(base);
+    window.accessPolicyWindow.num_bytes = covered;
+    window.accessPolicyWindow.hitRatio = static_cast<float>(std::min(1.0, static_cast<double>(limit) / covered));
+    window.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    window.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    GPUKIT_CUDA_CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &window));
+  }
+  /// The bytes set aside (0: no window).
+  std::size_t set_aside() const { return active_ ? limit_ : 0; }
+  void restore() {
+    if (!active_) return;
+    active_ = false;
+    cudaStreamAttrValue none{};
+    GPUKIT_CUDA_CHECK(cudaStreamSetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &none));
+    GPUKIT_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+    GPUKIT_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, previous_limit_));
+  }
+
+private:
+  stream_t stream_ = nullptr;
+  bool active_ = false;
+  std::size_t limit_ = 0;
+  std::size_t previous_limit_ = 0;
+};
+
 template <class Value>
 struct solver<Value>::impl {
   const linear_operator<Value>* a = nullptr;
@@ -550,6 +606,17 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
     }
   }
 
+  // The host-driven loop of cg and pcg on one GPU: p in a set-aside part of the L2 (options::p_in_l2).
+  l2_window_guard p_window;
+  const bool cg_family = opt.method == krylov_method::cg || opt.method == krylov_method::pcg;
+  if (cg_family && !spans && !opt.graph && n > 0) {
+    const auto vector_bytes = n * static_cast<std::int64_t>(sizeof(Value));
+    static std::atomic<int> persisting_max[64] = {};
+    const std::int64_t limit = l2_window_bytes(
+        vector_bytes, gpukit::l2_cache_bytes(),
+        gpukit::cached_device_attribute(persisting_max, cudaDevAttrMaxPersistingL2CacheSize), opt.p_in_l2);
+    p_window.set(stream, v1.data(), static_cast<std::size_t>(vector_bytes), static_cast<std::size_t>(limit));
+  }
   fetch(false);
   const auto loop_start = std::chrono::steady_clock::now();
   if (opt.graph) {
@@ -593,6 +660,8 @@ result solver<Value>::impl::solve_impl(const Value* b, Value* x, bool guess) {
   pass(detail::true_residual<Value>{b, scratch});
   fetch(true);
   res.true_relative_residual = host_state->b_norm2 > 0 ? std::sqrt(host_state->true_r2 / host_state->b_norm2) : 0.0;
+  res.l2_window_bytes = static_cast<std::int64_t>(p_window.set_aside());
+  p_window.restore();
   return res;
 }
 

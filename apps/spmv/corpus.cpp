@@ -116,6 +116,8 @@ std::vector<corpus_entry> generated_corpus() {
       generated("random_k16_100k", mc::random_k, 100000, 0, 16),
       generated("random_k64_1m", mc::random_k, 1000000, 0, 64),
       generated("random_k4_10m", mc::random_k, 10000000, 0, 4),
+      generated("denserow_2k", mc::dense_row, 2000, 0, 4, 2000),  // launch-bound, one full row
+      generated("denserow_16k", mc::dense_row, 16000, 0, 4, 16000),
       generated("denserow_100k", mc::dense_row, 100000, 0, 4, 100000),  // one full row
       generated("denserow_4m", mc::dense_row, 4000000, 0, 2, 1000000),
       generated("rect_1k_x_1m", mc::random_k, 1000, 1000000, 256),  // wide: few long rows over a large x

@@ -364,9 +364,20 @@ CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
   BOOST_TEST((choice(sparse::generate_random_k<double, int64_t>(5000, 5000, 8, 6)) == spmv_algorithm::vector));
   BOOST_TEST((choice(from_lengths(100000, std::vector<int64_t>(20, 5000), 64)) == spmv_algorithm::adaptive));  // uniform, > 1024
   BOOST_TEST((choice(sparse::generate_power_law<double, int64_t>(40000, 40000, 3)) == spmv_algorithm::adaptive));
-  // Launch-bound irregular matrices (<= 16,384 rows and 2^18 entries): one warp per row.
-  BOOST_TEST((choice(sparse::generate_power_law<double, int64_t>(5000, 5000, 3)) == spmv_algorithm::warp_per_row));
+  // Launch-bound irregular matrices (<= 16,384 rows and 2^18 entries): one warp per row (from_lengths
+  // below), ...
+  BOOST_TEST((choice(sparse::generate_power_law<double, int64_t>(5000, 5000, 3)) == spmv_algorithm::merge));  // longest row 1,207
   BOOST_TEST((choice(sparse::generate_power_law<double, int64_t>(16385, 16385, 3)) == spmv_algorithm::adaptive));
+  // ... unless a row exceeds 1,024 entries: block_per_row up to 2,048 rows, merge beyond.
+  auto with_long_row = [](int64_t rows, int64_t longest) {
+    std::vector<int64_t> lengths(static_cast<std::size_t>(rows), 4);
+    lengths[static_cast<std::size_t>(rows / 2)] = longest;
+    return from_lengths(rows, lengths, 65);
+  };
+  BOOST_TEST((choice(with_long_row(2048, 1024)) == spmv_algorithm::warp_per_row));
+  BOOST_TEST((choice(with_long_row(2048, 1025)) == spmv_algorithm::block_per_row));
+  BOOST_TEST((choice(with_long_row(2049, 1025)) == spmv_algorithm::merge));
+  BOOST_TEST((choice(with_long_row(16000, 16000)) == spmv_algorithm::merge));
   // Uniform rows of 500: vector (block_per_row 128.1 us against 33.6 on an H200), of 900: block_per_row.
   BOOST_TEST((choice(from_lengths(4000, std::vector<int64_t>(300, 500), 62)) == spmv_algorithm::vector));
   BOOST_TEST((choice(from_lengths(4000, std::vector<int64_t>(300, 900), 62)) == spmv_algorithm::block_per_row));

@@ -104,15 +104,30 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //    warps each, and 2^18 entries): one launch of warp_per_row, no tiles to stage. The SpMV corpus (H200,
 //    `spmv bench --corpus`, median us, warp_per_row / adaptive / ALG1): bcsstk13 6.8 / 15.1 / 11.2,
 //    cage8 6.6 / 12.4 / 9.9, zenios 6.8 / 16.2 / 11.5, pushpull 7.0 / 10.5 / 11.7, west0479 6.4 / 9.3 /
-//    8.0, olm1000 6.1 / 9.6 / 8.4, 494_bus 6.5 / 8.8 / 8.0, powerlaw_10k 9.9 / 12.6 / 11.9; the exception
-//    is powerlaw_2000 (rows up to ~400 entries: 11.6 / 11.6 / 11.5, block_per_row 9.0).
+//    8.0, olm1000 6.1 / 9.6 / 8.4, 494_bus 6.5 / 8.8 / 8.0, powerlaw_10k 9.9 / 12.6 / 11.9.
+//  * ... unless a row is longer than 1,024 entries (more than 8 of a warp's 128-entry steps, each a
+//    dependent load of x behind a load of col_idx): then block_per_row (256 threads a row) up to 2,048
+//    rows (two waves of its 8 blocks per SM on 128-132 SMs), merge (balanced by entries) beyond. H200,
+//    2026-11-28, median us over three runs, warp_per_row / block_per_row / merge / ALG1, one dense row
+//    of L entries in rows of 4 (`spmv generate denserow`): 16,000 rows and L 16,000: 49.4-50.3 / 25.7 /
+//    9.9-10.2 / 13.7-15.0; 8,000 rows, L 8,000: 28.4-29.3 / 18.1 / 9.9-10.5 / 13.5-15.6; 16,000 rows,
+//    L 3,000: 16.9 / 29.0 / 9.6 / 13.3; 16,000 rows, L 1,500: 12.4 / 28.9 / 10.6-10.8 / 12.8-13.2;
+//    2,000 rows, L 2,000: 12.0-12.5 / 9.2-9.7 / 10.0-10.1 / 12.7-13.2; powerlaw_2000 (a row of 2,000):
+//    11.5-12.7 / 9.4-10.3 / 10.8-11.8 / 12.4-15.9. At L <= 1,024 warp_per_row stays best or within a few
+//    percent: 4,000 rows, L 1,200: 10.2 / 12.2 / 10.5 / 12.8; 8,000 rows, L 600: 8.8 / 18.0 / 9.2 / 13.2;
+//    power-law rows (`spmv generate powerlaw`, longest 245-761) of 2,000-16,000 rows: warp_per_row
+//    7.6-11.6 against merge 10.6-12.1 and block_per_row 9.3-29.2.
 // "Uniform" = coefficient of variation of the row lengths < 0.25 and no row longer than 2 x mean + 2.
 spmv_algorithm choose_algorithm(const row_stats& s) {
   if (s.rows == 0 || s.nnz == 0) return spmv_algorithm::scalar;  // nothing to balance; smallest launch
   const double cv = s.mean_length > 0 ? s.stddev_length / s.mean_length : 0.0;
   const bool uniform = cv < 0.25 && s.max_length <= 2 * s.mean_length + 2;
   const bool launch_bound = s.rows <= 16384 && s.nnz <= (std::int64_t{1} << 18);
-  if (!uniform) return launch_bound ? spmv_algorithm::warp_per_row : spmv_algorithm::adaptive;
+  if (!uniform && !launch_bound) return spmv_algorithm::adaptive;
+  if (!uniform) {
+    if (s.max_length <= 1024) return spmv_algorithm::warp_per_row;
+    return s.rows <= 2048 ? spmv_algorithm::block_per_row : spmv_algorithm::merge;
+  }
   if (s.mean_length < 2.5) return spmv_algorithm::vector;        // W = 2: rows of 1-2 entries
   if (s.mean_length < 7.5) return spmv_algorithm::scalar;        // Laplacian-like
   if (s.mean_length < 768) return spmv_algorithm::vector;        // W = 4..32: ~4 entries per lane, chunked

@@ -1,4 +1,5 @@
-// gpukit::launch_kernel: cuLaunchKernel through the runtime's driver entry point.
+// gpukit::launch_kernel and launch_kernel_dependent: cuLaunchKernel and cuLaunchKernelEx through the
+// runtime's driver entry points.
 #include "gpukit/cuda_launch.hpp"
 
 #include <cuda.h>
@@ -16,6 +17,7 @@ namespace {
 
 struct driver_api {
   PFN_cuLaunchKernel_v4000 launch = nullptr;
+  PFN_cuLaunchKernelEx_v11060 launch_ex = nullptr;
   PFN_cuGetErrorName_v6000 error_name = nullptr;
 };
 
@@ -34,21 +36,18 @@ const driver_api& driver() {
   static const driver_api api = [] {
     driver_api a;
     a.launch = reinterpret_cast<PFN_cuLaunchKernel_v4000>(entry_point("cuLaunchKernel", 4000));
+    a.launch_ex = reinterpret_cast<PFN_cuLaunchKernelEx_v11060>(entry_point("cuLaunchKernelEx", 11060));
     a.error_name = reinterpret_cast<PFN_cuGetErrorName_v6000>(entry_point("cuGetErrorName", 6000));
     return a;
   }();
   return api;
 }
 
-}  // namespace
-
-void launch_kernel(const void* kernel, function_handles& handles, dim3 grid, dim3 block, cudaStream_t stream,
-                   void** args) {
-  const driver_api& api = driver();
-  if (api.launch == nullptr) {
-    GPUKIT_CUDA_CHECK(cudaLaunchKernel(kernel, grid, block, args, 0, stream));
-    return;
-  }
+/// Runs `go(handle)` with the driver handle of `kernel` on the current device, cached in `handles`; once
+/// more with a fresh handle where the cached one belonged to a context since destroyed (cudaDeviceReset).
+/// A failure throws gpukit::cuda_error naming the driver call `what`.
+template <class Go>
+void with_handle(const void* kernel, function_handles& handles, const char* what, Go&& go) {
   int device = 0;
   GPUKIT_CUDA_CHECK(cudaGetDevice(&device));
   std::atomic<void*>& slot = handles[device & 63];
@@ -60,22 +59,30 @@ void launch_kernel(const void* kernel, function_handles& handles, dim3 grid, dim
   };
   void* handle = device < 64 ? slot.load(std::memory_order_relaxed) : nullptr;
   if (handle == nullptr) handle = fetch();
-  auto go = [&] {
-    return api.launch(static_cast<CUfunction>(handle), grid.x, grid.y, grid.z, block.x, block.y, block.z, 0,
-                      reinterpret_cast<CUstream>(stream), args, nullptr);
-  };
-  CUresult r = go();
-  if (r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_CONTEXT_IS_DESTROYED || r == CUDA_ERROR_INVALID_CONTEXT) {
-    handle = fetch();  // the cached handle belonged to a context since destroyed (cudaDeviceReset): once more
-    r = go();
-  }
+  CUresult r = go(static_cast<CUfunction>(handle));
+  if (r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_CONTEXT_IS_DESTROYED || r == CUDA_ERROR_INVALID_CONTEXT)
+    r = go(static_cast<CUfunction>(fetch()));
   if (r != CUDA_SUCCESS) {
     const char* name = nullptr;
-    if (api.error_name) api.error_name(r, &name);
+    if (driver().error_name) driver().error_name(r, &name);
     throw cuda_error(static_cast<int>(r), std::string("CUDA driver error ") + (name ? name : "(unnamed)") + " (" +
-                                              std::to_string(static_cast<int>(r)) + ") in cuLaunchKernel at " +
-                                              __FILE__ + ":" + std::to_string(__LINE__));
+                                              std::to_string(static_cast<int>(r)) + ") in " + what);
   }
+}
+
+}  // namespace
+
+void launch_kernel(const void* kernel, function_handles& handles, dim3 grid, dim3 block, cudaStream_t stream,
+                   void** args) {
+  const driver_api& api = driver();
+  if (api.launch == nullptr) {
+    GPUKIT_CUDA_CHECK(cudaLaunchKernel(kernel, grid, block, args, 0, stream));
+    return;
+  }
+  with_handle(kernel, handles, "cuLaunchKernel", [&](CUfunction f) {
+    return api.launch(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, 0, reinterpret_cast<CUstream>(stream),
+                      args, nullptr);
+  });
 }
 
 bool dependent_launch_enabled() {
@@ -96,18 +103,38 @@ bool dependent_launch_enabled() {
   return c == 2;
 }
 
-void launch_kernel_dependent(const void* kernel, dim3 grid, dim3 block, cudaStream_t stream, void** args) {
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
+void launch_kernel_dependent(const void* kernel, function_handles& handles, dim3 grid, dim3 block,
+                             cudaStream_t stream, void** args) {
+  const bool pdl = dependent_launch_enabled();
+  const driver_api& api = driver();
+  if (api.launch_ex == nullptr) {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = pdl ? 1 : 0;
+    GPUKIT_CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, args));
+    return;
+  }
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid.x;
+  config.gridDimY = grid.y;
+  config.gridDimZ = grid.z;
+  config.blockDimX = block.x;
+  config.blockDimY = block.y;
+  config.blockDimZ = block.z;
+  config.sharedMemBytes = 0;
+  config.hStream = reinterpret_cast<CUstream>(stream);
   config.attrs = &attribute;
-  config.numAttrs = dependent_launch_enabled() ? 1 : 0;
-  GPUKIT_CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, args));
+  config.numAttrs = pdl ? 1 : 0;
+  with_handle(kernel, handles, "cuLaunchKernelEx", [&](CUfunction f) { return api.launch_ex(&config, f, args, nullptr); });
 }
 
 }  // namespace gpukit

@@ -71,28 +71,34 @@ void launch(dim3 grid, dim3 block, cudaStream_t stream, Args&&... args) {
 /// what it saves; read once per process).
 bool dependent_launch_enabled();
 
-/// Launches `kernel` as launch_kernel does, through cudaLaunchKernelExC with programmatic stream
-/// serialization (programmatic dependent launch, PDL) where dependent_launch_enabled(): the kernel may
-/// start while the previous kernel on the stream is finishing, so its launch and block scheduling hide
-/// behind that kernel's tail. The kernel MUST call gpukit::wait_for_prior_grids()
-/// (gpukit/grid_dependency.cuh) before it touches memory that earlier work on the stream writes.
-/// Measured on an H100 (two dependent float4 passes over 160^3 entries, 400 times): 19.55 -> 18.13 us per
-/// kernel. Elsewhere, and with GPUKIT_PDL=0, a plain launch.
-void launch_kernel_dependent(const void* kernel, dim3 grid, dim3 block, cudaStream_t stream, void** args);
+/// Launches `kernel` as launch_kernel does, through the driver's cuLaunchKernelEx (cudaLaunchKernelExC where
+/// the entry point is unavailable) with programmatic stream serialization (programmatic dependent launch,
+/// PDL) where dependent_launch_enabled(): the kernel may start while the previous kernel on the stream is
+/// finishing, so its launch and block scheduling hide behind that kernel's tail. The kernel MUST call
+/// gpukit::wait_for_prior_grids() (gpukit/grid_dependency.cuh) before it touches memory that earlier work
+/// on the stream writes. Measured on an H100 (two dependent float4 passes over 160^3 entries, 400 times):
+/// 19.55 -> 18.13 us per kernel. Elsewhere, and with GPUKIT_PDL=0, a plain launch.
+void launch_kernel_dependent(const void* kernel, function_handles& handles, dim3 grid, dim3 block,
+                             cudaStream_t stream, void** args);
 
 /// launch_kernel_dependent for `kernel` with `args` converted to its parameter types.
 template <class... Params, class... Args>
-void launch_dependent_with(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args&&... args) {
+void launch_dependent_with(void (*kernel)(Params...), function_handles& handles, dim3 grid, dim3 block,
+                           cudaStream_t stream, Args&&... args) {
   detail::with_kernel_args(
-      kernel, [&](void** ptrs) { launch_kernel_dependent(reinterpret_cast<const void*>(kernel), grid, block, stream, ptrs); },
+      kernel,
+      [&](void** ptrs) {
+        launch_kernel_dependent(reinterpret_cast<const void*>(kernel), handles, grid, block, stream, ptrs);
+      },
       std::forward<Args>(args)...);
 }
 
 /// `launch_dependent<kernel>(grid, block, stream, args...)`: launch_kernel_dependent with `args` converted
-/// to the kernel's parameter types.
+/// to the kernel's parameter types, the kernel's driver handles cached in a static of this instantiation.
 template <auto Kernel, class... Args>
 void launch_dependent(dim3 grid, dim3 block, cudaStream_t stream, Args&&... args) {
-  launch_dependent_with(Kernel, grid, block, stream, std::forward<Args>(args)...);
+  static function_handles handles = {};
+  launch_dependent_with(Kernel, handles, grid, block, stream, std::forward<Args>(args)...);
 }
 
 /// The current CUDA device (checked cudaGetDevice).

@@ -107,7 +107,8 @@ struct options {
   /// device's persisting-L2 limit and the stream's access-policy window are set at its start and put back
   /// at its end, after every persisting line of the context is reset to normal (a caller's own persisting
   /// data too: set off where other work relies on it). No window on a stream that has one already (the
-  /// caller's), on the legacy default stream, or over several ranks. Results are the same bits either way.
+  /// caller's), on the default streams (legacy or per-thread), where the device refuses the limit, or over
+  /// several ranks: result::l2_window_bytes says which. Results are the same bits either way.
   l2_window p_in_l2 = l2_window::automatic;
   /// pipecg: every this many iterations, the gap ||(b - A x) - r|| between the true residual and the
   /// recurrence's is measured (one extra SpMV and one pass); when it exceeds 1e-3 ||r||, r, w, s and z are

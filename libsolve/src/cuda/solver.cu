@@ -55,7 +55,8 @@ struct room_vector {
 /// access-policy window over [base, base + bytes) on the stream (hit ratio limit / bytes: persisting, the
 /// rest streaming); restore() resets the persisting lines to normal, so nothing of the solve keeps L2 from
 /// later work, and puts back the limit and the stream's (empty) window. set() does nothing where the stream
-/// already has a window (the caller's), or on the legacy default stream, which takes no attributes.
+/// already has a window (the caller's), on the default streams (legacy or per-thread: no window is set on
+/// them), or where the device refuses the limit.
 class l2_window_guard {
 public:
   l2_window_guard() = default;
@@ -69,7 +70,7 @@ public:
     (void)cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, previous_limit_);
   }
   void set(stream_t stream, const void* base, std::size_t bytes, std::size_t limit) {
-    if (limit == 0 || stream == nullptr || stream == cudaStreamLegacy) return;
+    if (limit == 0 || stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return;
     cudaStreamAttrValue window{};
     GPUKIT_CUDA_CHECK(cudaStreamGetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &window));
     if (window.accessPolicyWindow.num_bytes != 0) return;
@@ -78,7 +79,10 @@ public:
     const std::size_t covered = std::min(bytes, static_cast<std::size_t>(max_window));
     if (covered == 0) return;
     GPUKIT_CUDA_CHECK(cudaDeviceGetLimit(&previous_limit_, cudaLimitPersistingL2CacheSize));
-    GPUKIT_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, limit));
+    if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, limit) != cudaSuccess) {
+      (void)cudaGetLastError();  // a device that refuses the limit (not sticky): no window, l2_window_bytes 0
+      return;
+    }
     stream_ = stream;
     active_ = true;
     limit_ = limit;

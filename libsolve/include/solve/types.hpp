@@ -49,7 +49,7 @@ const char* to_string(stop_reason r);
 /// options::pass_direction.
 enum class pass_order { automatic, upward, downward };
 
-/// options::l2_window.
+/// options::p_in_l2.
 enum class l2_window { automatic, off, on };
 
 /// The L2 bytes a cg or pcg solve sets aside for its direction vector p (cudaLimitPersistingL2CacheSize,

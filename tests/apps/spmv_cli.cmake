@@ -89,7 +89,8 @@ gpukit_cli_test(NAME spmv_bench_corpus_list EXPECT 0 STDERR_LINES 0
                              "data/sparse/494_bus.mtx +494 x 494 +1666" "skipped [^\n]*notes.txt" "skipped [^\n]*sub"
                 COMMAND ${NO_GPU} ${SPMV} bench --corpus ${CORPUS_JUNK} --corpus ${BUS} --list)
 gpukit_cli_test(NAME spmv_bench_corpus_generated_list EXPECT 0 STDERR_LINES 0
-                OUTPUT_MATCH "corpus: 23 matrices" "rect_1k_x_1m +1000 x 1000000" "spmv generate arrow --rows 1000000 --k 4"
+                OUTPUT_MATCH "corpus: 25 matrices" "rect_1k_x_1m +1000 x 1000000" "spmv generate arrow --rows 1000000 --k 4"
+                             "denserow_2k +2000 x 2000 +9996"
                 COMMAND ${SPMV} bench --corpus-generated --list)
 gpukit_cli_test(NAME spmv_bench_corpus_missing EXPECT 2 STDERR_LINES 1 OUTPUT_MATCH "no_such_dir"
                 COMMAND ${NO_GPU} ${SPMV} bench --corpus no_such_dir)

@@ -135,7 +135,7 @@ bool time_variants(const std::string& matrix, const sparse::csr_view<V, I>& a, s
 /// set's order), prints "RESULT: <pass>" or "RESULT: FAIL"; returns main's exit code.
 template <class RunClass>
 int run_classes(const char* program, const std::vector<std::string>& classes, const char* pass, RunClass&& run_class,
-                void (*before)(cudaStream_t) = nullptr) {
+                void (*before)(cudaStream_t) = nullptr, const std::vector<sparse::benchmark_matrix>& extra = {}) {
   try {
     cudaDeviceProp prop{};
     GPUKIT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -147,6 +147,7 @@ int run_classes(const char* program, const std::vector<std::string>& classes, co
     for (const auto& m : sparse::benchmark_matrices(false))
       for (const auto& c : classes)
         if (m.name == c) ok = run_class(m, stream) && ok;
+    for (const auto& m : extra) ok = run_class(m, stream) && ok;
     GPUKIT_CUDA_CHECK(cudaStreamDestroy(stream));
     std::printf("\nRESULT: %s\n", ok ? pass : "FAIL");
     return ok ? 0 : 1;

@@ -1,13 +1,17 @@
 // Experiment (not part of the default build; -DGPUKIT_BUILD_EXPERIMENTS=ON): cache-policy variants of
 // the SpMV kernels on the gather-bound ANCHORS classes, each timed against cuSPARSE ALG1 in the same run.
 //
-//   spmv_variants [--once] [--classes random16,powerlaw,random1000,random2]
+//   spmv_variants [--once] [--classes random16,powerlaw,random1000,random2,powerlaw_10m,random_k4_10m]
 //
 // Question: random16, powerlaw and random1000 are bound by random 4-byte gathers of x from L2 (about
 // 125-133 G gathers/s for every variant and for cuSPARSE). Does keeping x resident in L2 (evict_last
 // policy), streaming the matrix entries past it (evict_first, L1::no_allocate), or bypassing L1 for x
 // move that bound? On the Laplacians: grids and row pipelining of scalar, and the forms of the stencil
 // kernel (which reads a pattern byte per row instead of col_idx, and must give scalar's bits).
+// powerlaw_10m and random_k4_10m (the SpMV corpus's two 10M-row matrices, x of 40 MB against the 50-60 MB
+// L2, where most gathers miss L2): the same policies on adaptive, x held as persisting L2 lines
+// (cudaAccessPolicyWindow over x with 50-100 % of the persisting set-aside), and the columns cut into
+// 2-6 panels, one pass each (the library's automatic plan on them takes two panels).
 // Each variant runs the same arithmetic in the same order as the library's kernel, so
 // its y must be BITWISE equal to the library default's; every variant is also compared with cuSPARSE.
 // --once: one call per variant, no timing (for ncu).
@@ -512,6 +516,111 @@ std::vector<variant> laplace_variants(const sparse::csr_view<V, I>& a, const V* 
   return vs;
 }
 
+/// The columns cut into `panels` equal ranges, each range a CSR matrix of all the rows (columns relative
+/// to the range's start), so that one pass gathers only its range of x.
+std::vector<sparse::host_csr<V, I>> column_panels(const sparse::host_csr<V, I>& h, int panels) {
+  const std::int64_t rows = h.rows(), cols = h.cols(), width = (cols + panels - 1) / panels;
+  std::vector<std::vector<I>> rp(panels, std::vector<I>(static_cast<std::size_t>(rows + 1), 0)), ci(panels);
+  std::vector<std::vector<V>> vals(panels);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (I p = h.row_ptr()[r]; p < h.row_ptr()[r + 1]; ++p) {
+      const std::int64_t c = h.col_idx()[p];
+      const int k = static_cast<int>(c / width);
+      ci[k].push_back(static_cast<I>(c - k * width));
+      vals[k].push_back(h.values()[p]);
+    }
+    for (int k = 0; k < panels; ++k) rp[k][r + 1] = static_cast<I>(ci[k].size());
+  }
+  std::vector<sparse::host_csr<V, I>> out;
+  for (int k = 0; k < panels; ++k) {
+    const std::int64_t w = std::min(width, cols - k * width);
+    out.emplace_back(rows, w, std::move(rp[k]), std::move(ci[k]), std::move(vals[k]));
+  }
+  return out;
+}
+
+/// y = A x as `panels` passes over column panels (column_panels): the first with beta 0, the others adding
+/// to y (beta 1), each on the panel's automatic plan; timed against ALG1, checked against its y.
+bool time_column_panels(const sparse::host_csr<V, I>& h, sparse::cusparse_spmv<V, I>& peer,
+                        const experiments::peer_reference<V, I>& ref, const V* x, V* y, cudaStream_t stream) {
+  bool ok = true;
+  gpukit::cuda_timer timer(stream);
+  {
+    const sparse::device_csr<V, I> d(h);
+    const sparse::spmv_plan<V, I> automatic(d);
+    auto run = [&] { sparse::spmv(automatic, V(1), x, V(0), y, stream); };
+    const double us = timer.time(run, {5, 41}).median_us, alg1 = timer.time([&] { peer.run(V(1), V(0), stream); }, {5, 41}).median_us;
+    double worst = 0;
+    const bool close = ref.close(experiments::fetch(y, h.rows()), &worst);
+    ok = ok && close;
+    std::printf("  library automatic (%s): %.1f us, ALG1 %.1f (%.3fx)%s\n", automatic.describe().c_str(), us, alg1,
+                alg1 / us, close ? "" : "  FAR FROM cuSPARSE");
+  }
+  for (int panels : {2, 3, 4, 6}) {
+    const auto parts = column_panels(h, panels);
+    std::vector<std::unique_ptr<sparse::device_csr<V, I>>> dev;
+    std::vector<std::unique_ptr<sparse::spmv_plan<V, I>>> plans;
+    for (const auto& part : parts) {
+      dev.push_back(std::make_unique<sparse::device_csr<V, I>>(part));
+      plans.push_back(std::make_unique<sparse::spmv_plan<V, I>>(*dev.back()));
+    }
+    const std::int64_t width = parts[0].cols();
+    auto run = [&] {
+      for (int k = 0; k < panels; ++k)
+        sparse::spmv(*plans[k], V(1), x + k * width, k == 0 ? V(0) : V(1), y, stream);
+    };
+    GPUKIT_CUDA_CHECK(cudaMemsetAsync(y, 0xFF, sizeof(V) * static_cast<std::size_t>(h.rows()), stream));
+    run();
+    GPUKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    double worst = 0;
+    const bool close = ref.close(experiments::fetch(y, h.rows()), &worst);
+    ok = ok && close;
+    const double us = timer.time(run, {5, 41}).median_us, alg1 = timer.time([&] { peer.run(V(1), V(0), stream); }, {5, 41}).median_us;
+    std::printf("  column panels: %d of %lld columns (%s): %.1f us, ALG1 %.1f (%.3fx), max|diff| %.2e%s\n", panels,
+                static_cast<long long>(width), plans[0]->describe().c_str(), us, alg1, alg1 / us, worst,
+                close ? "" : "  FAR FROM cuSPARSE");
+  }
+  return ok;
+}
+
+/// The library's adaptive kernel and ALG1 with x in a persisting L2 window (the device's whole persisting
+/// set-aside, hit ratio set-aside / x bytes), then without it again; the window and the set-aside are
+/// removed afterwards (cudaCtxResetPersistingL2Cache), so later classes see a plain L2.
+bool time_with_x_window(const sparse::spmv_plan<V, I>& plan, const sparse::csr_view<V, I>& a,
+                        sparse::cusparse_spmv<V, I>& peer, const V* x, V* y, cudaStream_t stream, std::int64_t bytes) {
+  cudaDeviceProp prop{};
+  int dev = 0;
+  GPUKIT_CUDA_CHECK(cudaGetDevice(&dev));
+  GPUKIT_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  std::size_t old_limit = 0;
+  GPUKIT_CUDA_CHECK(cudaDeviceGetLimit(&old_limit, cudaLimitPersistingL2CacheSize));
+  const std::size_t x_bytes = sizeof(V) * static_cast<std::size_t>(a.cols);
+  gpukit::cuda_timer timer(stream);
+  auto library = [&] { sparse::spmv(plan, V(1), x, V(0), y, stream); };
+  auto alg1 = [&] { peer.run(V(1), V(0), stream); };
+  const double base_ours = timer.time(library, {5, 41}).median_us, base_peer = timer.time(alg1, {5, 41}).median_us;
+  for (double share : {1.0, 0.75, 0.5}) {
+    const std::size_t limit = static_cast<std::size_t>(share * static_cast<double>(prop.persistingL2CacheMaxSize));
+    GPUKIT_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, limit));
+    cudaStreamAttrValue attr{};
+    attr.accessPolicyWindow.base_ptr = const_cast<V*>(x);
+    attr.accessPolicyWindow.num_bytes = std::min<std::size_t>(x_bytes, static_cast<std::size_t>(prop.accessPolicyMaxWindowSize));
+    attr.accessPolicyWindow.hitRatio = static_cast<float>(std::min(1.0, static_cast<double>(limit) / static_cast<double>(attr.accessPolicyWindow.num_bytes)));
+    attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    GPUKIT_CUDA_CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attr));
+    const double ours = timer.time(library, {5, 41}).median_us, theirs = timer.time(alg1, {5, 41}).median_us;
+    attr.accessPolicyWindow.num_bytes = 0;
+    GPUKIT_CUDA_CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attr));
+    GPUKIT_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+    GPUKIT_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, old_limit));
+    std::printf("  x window (set-aside %.1f MB of %.1f, hit ratio %.2f): library %.1f us (%.1f without), ALG1 %.1f (%.1f without); %.0f GB/s\n",
+                limit / 1e6, prop.persistingL2CacheMaxSize / 1e6, attr.accessPolicyWindow.hitRatio, ours, base_ours,
+                theirs, base_peer, bytes / ours / 1e3);
+  }
+  return true;
+}
+
 bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream) {
   const auto host = sparse::generate<V, I>(m.params);
   sparse::device_csr<V, I> d(host);
@@ -602,6 +711,22 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
                                         sparse::detail::warp_row_order::by_row, "warp rows by row"));
     vs.push_back(adaptive_order_variant(a, host.row_ptr().data(), x.data(), y.data(),
                                         sparse::detail::warp_row_order::longest_first, "warp rows longest first (library)"));
+  } else if (m.name == "powerlaw_10m" || m.name == "random_k4_10m") {
+    // x of 40 MB against the 50 MB L2: the gathers' policy may decide whether x stays there.
+    plan = std::make_unique<sparse::spmv_plan<V, I>>(d, sparse::spmv_algorithm::adaptive);
+    vs.push_back(adaptive_variant<entry_load::once, gather::ldg>(*plan, x.data(), y.data(), true));
+    vs.push_back(adaptive_variant<entry_load::once, gather::l2_keep>(*plan, x.data(), y.data()));
+    vs.push_back(adaptive_variant<entry_load::once, gather::l2_keep_noalloc>(*plan, x.data(), y.data()));
+    vs.push_back(adaptive_variant<entry_load::once, gather::l2_only>(*plan, x.data(), y.data()));
+    vs.push_back(adaptive_variant<entry_load::streaming, gather::l2_keep>(*plan, x.data(), y.data()));
+    vs.push_back(adaptive_variant<entry_load::streaming, gather::ldg>(*plan, x.data(), y.data()));
+    vs.push_back(adaptive_variant<entry_load::cached, gather::ldg>(*plan, x.data(), y.data()));
+    if (m.name == "random_k4_10m") {
+      vs.push_back(vector_variant<2, false, entry_load::streaming, gather::ldg>(a, x.data(), y.data(), true));
+      vs.push_back(vector_variant<2, false, entry_load::streaming, gather::l2_keep>(a, x.data(), y.data()));
+      vs.push_back(vector_variant<2, false, entry_load::once, gather::l2_keep_noalloc>(a, x.data(), y.data()));
+      vs.push_back(vector_variant<4, false, entry_load::once, gather::l2_keep_noalloc>(a, x.data(), y.data()));
+    }
   } else {
     std::fprintf(stderr, "spmv_variants: no variants for class %s\n", m.name.c_str());
     return false;
@@ -640,13 +765,18 @@ bool run_class(const sparse::benchmark_matrix& m, bool once, cudaStream_t stream
                   alg1_us / us, same ? "bitwise=ref" : "BITS DIFFER", close ? "" : "  FAR FROM cuSPARSE");
     }
   }
+  if (!once && plan && (m.name == "powerlaw_10m" || m.name == "random_k4_10m")) {
+    ok = time_with_x_window(*plan, a, peer, x.data(), y.data(), stream, bytes) && ok;
+    ok = time_column_panels(host, peer, ref_peer, x.data(), y.data(), stream) && ok;
+  }
   return ok;
 }
 }  // namespace
 
 int main(int argc, char** argv) {
   bool once = false;
-  std::vector<std::string> classes{"laplace2d", "laplace3d", "random16", "powerlaw", "random1000", "random2"};
+  std::vector<std::string> classes{"laplace2d",  "laplace3d", "random16",     "powerlaw",
+                                   "random1000", "random2",   "powerlaw_10m", "random_k4_10m"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--once") once = true;
@@ -656,7 +786,19 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The corpus's two 10M-row matrices whose x (40 MB) nearly fills the L2 (apps/spmv/corpus.cpp).
+  std::vector<sparse::benchmark_matrix> large;
+  for (const auto& c : classes) {
+    sparse::benchmark_matrix m;
+    m.name = c;
+    m.params.rows = 10000000;
+    if (c == "powerlaw_10m") m.params.kind = sparse::matrix_class::power_law;
+    else if (c == "random_k4_10m") m.params.kind = sparse::matrix_class::random_k, m.params.k = 4;
+    else continue;
+    large.push_back(m);
+  }
   return experiments::run_classes("spmv_variants", classes,
                                   "all variants bitwise equal to the library kernel and close to cuSPARSE",
-                                  [&](const sparse::benchmark_matrix& m, cudaStream_t s) { return run_class(m, once, s); });
+                                  [&](const sparse::benchmark_matrix& m, cudaStream_t s) { return run_class(m, once, s); },
+                                  nullptr, large);
 }

@@ -446,6 +446,69 @@ GPU_TEST_CASE(automatic_takes_stencil_where_it_applies) {
   }
 }
 
+// A launch-bound automatic stencil plan (a tridiagonal matrix of 1,000 rows) runs spmv through scalar's
+// kernel and spmv_dots through the stencil kernel: y bitwise the forced stencil's and scalar's, with
+// alpha and beta; one of 100,000 rows keeps the stencil kernel for both. The describe() line says which.
+GPU_TEST_CASE(launch_bound_stencil_plans_apply_through_scalar) {
+  using sparse::spmv_algorithm;
+  for (const std::int64_t rows : {std::int64_t{1000}, std::int64_t{100000}}) {
+    sparse::generate_params p;
+    p.kind = sparse::matrix_class::banded;
+    p.rows = rows;
+    p.k = 1;
+    p.seed = 4242;
+    const auto a = sparse::generate<float, int32_t>(p);
+    const sparse::device_csr<float, int32_t> d(a);
+    const sparse::spmv_plan<float, int32_t> automatic(d);
+    const std::string what = std::to_string(rows) + " rows: " + automatic.describe();
+    BOOST_TEST((automatic.algorithm() == spmv_algorithm::stencil), what);
+    BOOST_TEST(automatic.dots_fused(), what);
+    const bool through_scalar = automatic.describe().find("spmv through scalar's kernel") != std::string::npos;
+    BOOST_TEST(through_scalar == (rows <= 16384), what);
+    const auto x = test::random_vector<float>(rows, -1.0f, 1.0f, 4300 + static_cast<std::uint64_t>(rows));
+    const auto y0 = test::random_vector<float>(rows, -1.0f, 1.0f, 4301 + static_cast<std::uint64_t>(rows));
+    const sparse::spmv_plan<float, int32_t> stencil(d, spmv_algorithm::stencil), scalar(d, spmv_algorithm::scalar);
+    BOOST_TEST(stencil.describe().find("scalar's kernel") == std::string::npos, stencil.describe());
+    for (const auto& [alpha, beta] : {std::pair<float, float>{1.0f, 0.0f}, {0.75f, -1.5f}}) {
+      const auto got = gpu_run(automatic, alpha, x, beta, y0);
+      check_rows(what, a, alpha, x, beta, y0, got, accumulation::value);
+      BOOST_TEST(compare_bits(got, gpu_run(stencil, alpha, x, beta, y0)).bad == 0, what << ": not the stencil kernel's bits");
+      BOOST_TEST(compare_bits(got, gpu_run(scalar, alpha, x, beta, y0)).bad == 0, what << ": not scalar's bits");
+    }
+  }
+}
+
+// x of 40 MB (10M float columns; 2M rows of 4 random columns, 8M entries): automatic takes adaptive
+// (the column sample) and, where 40 MB lies in (L2 / 2, L2] (H100 50 MB, H200 60 MB), two column
+// panels. y within the per-row bound of the plain loop, with alpha and beta; the same bound rejects y
+// with one panel's share left out (the second panel's pass skipped: row 0's entries there dropped).
+GPU_TEST_CASE(column_panels_match_the_plain_loop) {
+  const auto a = sparse::generate_random_k<float, int32_t>(2000000, 10000000, 4, 4444);
+  const sparse::device_csr<float, int32_t> d(a);
+  const sparse::spmv_plan<float, int32_t> plan(d);
+  const double x_bytes = 4.0 * 1e7, l2 = static_cast<double>(gpukit::l2_cache_bytes());
+  const bool expected = x_bytes > l2 / 2 && x_bytes <= l2;
+  BOOST_TEST((plan.algorithm() == sparse::spmv_algorithm::adaptive), plan.describe());
+  BOOST_TEST((plan.describe().find("2 column panels of 5000000 columns") != std::string::npos) == expected,
+             plan.describe() << " (L2 " << l2 / 1e6 << " MB)");
+  const auto x = test::random_vector<float>(a.cols(), -1.0f, 1.0f, 4445);
+  const auto y0 = test::random_vector<float>(a.rows(), -1.0f, 1.0f, 4446);
+  for (const auto& [alpha, beta] : {std::pair<float, float>{1.0f, 0.0f}, {0.5f, -2.0f}}) {
+    const auto got = gpu_run(plan, alpha, x, beta, y0);
+    check_rows(plan.describe(), a, alpha, x, beta, y0, got, accumulation::value);
+    // One panel left out: the first panel alone (columns below 5M) must fail the bound somewhere.
+    sparse::host_csr<float, int32_t> left = a;
+    for (auto& v : left.values()) v = 0.0f;
+    for (int64_t i = 0; i < a.rows(); ++i)
+      for (auto p = a.row_ptr()[i]; p < a.row_ptr()[i + 1]; ++p)
+        if (a.col_idx()[p] < 5000000) left.values()[p] = a.values()[p];
+    const auto oracle = plain_loop(left, alpha, x, beta, y0);
+    const auto v = compare_rows(oracle, plain_loop(a, alpha, x, beta, y0),
+                                row_bounds(a, alpha, x, beta, y0, accumulation::value, accumulation::wide), "the plain loop");
+    BOOST_TEST(v.bad > 0, "the bound accepts y without the second panel");
+  }
+}
+
 CPU_TEST_CASE(bad_plan_and_peer_inputs_are_rejected) {
   // Checked before any device call, so these run without a GPU.
   const std::vector<int32_t> ptr = {0, 2, 3};

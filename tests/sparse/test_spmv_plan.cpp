@@ -15,6 +15,7 @@
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive_plan.hpp"
 #include "spmv_merge_plan.hpp"
+#include "spmv_plan_state.hpp"
 #include "spmv_stencil_plan.hpp"
 #include "spmv_test_support.hpp"
 #include "spmv_windowed_plan.hpp"
@@ -395,6 +396,136 @@ CPU_TEST_CASE(automatic_choice_follows_the_documented_thresholds) {
   BOOST_TEST((widths == std::set<int>{2, 4, 8, 16, 32}));
 }
 
+// An automatic stencil plan applies through scalar's kernel exactly where choose_algorithm calls the
+// matrix launch-bound: at most 16,384 rows and 2^18 entries, each cut checked on both sides.
+CPU_TEST_CASE(stencil_through_scalar_follows_the_launch_bound_cut) {
+  sparse::row_stats s;
+  s.cols = 16384;
+  s.rows = 16384;
+  s.nnz = std::int64_t{1} << 18;
+  BOOST_TEST(d::automatic_stencil_applies_through_scalar(s));
+  s.rows = 16385;
+  BOOST_TEST(!d::automatic_stencil_applies_through_scalar(s));
+  s.rows = 16384;
+  s.nnz = (std::int64_t{1} << 18) + 1;
+  BOOST_TEST(!d::automatic_stencil_applies_through_scalar(s));
+  const auto tridiagonal = [](std::int64_t rows) {
+    sparse::generate_params p;
+    p.kind = sparse::matrix_class::banded;
+    p.rows = rows;
+    p.k = 1;
+    const auto a = sparse::generate<double, std::int64_t>(p);
+    return sparse::compute_row_stats(a.rows(), a.cols(), a.row_ptr().data());
+  };
+  BOOST_TEST(d::automatic_stencil_applies_through_scalar(tridiagonal(1000)));
+  BOOST_TEST(!d::automatic_stencil_applies_through_scalar(tridiagonal(100000)));
+}
+
+// Column panels: every entry in exactly one panel, in its row's order, its column shifted by the panel's
+// first column; the panels' widths add up to cols. Checked by putting the matrix back together.
+template <class V, class I>
+verdict check_column_panels(const sparse::host_csr<V, I>& a, const std::vector<sparse::host_csr<V, I>>& parts,
+                            int panels) {
+  verdict v;
+  if (static_cast<int>(parts.size()) != panels) v.fail(std::to_string(parts.size()) + " panels");
+  const int64_t width = parts.empty() ? 0 : parts[0].cols();
+  int64_t cols = 0;
+  for (const auto& p : parts) cols += p.cols();
+  if (cols != a.cols()) v.fail("panel widths add up to " + std::to_string(cols));
+  for (int64_t i = 0; i < a.rows() && v.bad == 0; ++i) {
+    std::vector<std::pair<int64_t, V>> row;
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      const auto& p = parts[k];
+      if (p.rows() != a.rows()) {
+        v.fail("panel " + std::to_string(k) + " has " + std::to_string(p.rows()) + " rows");
+        return v;
+      }
+      for (auto e = p.row_ptr()[i]; e < p.row_ptr()[i + 1]; ++e) {
+        if (p.col_idx()[e] < 0 || p.col_idx()[e] >= p.cols()) v.fail("panel column out of range");
+        row.emplace_back(static_cast<int64_t>(k) * width + p.col_idx()[e], p.values()[e]);
+      }
+    }
+    const auto n = static_cast<std::size_t>(a.row_ptr()[i + 1] - a.row_ptr()[i]);
+    if (row.size() != n) v.fail("row " + std::to_string(i) + ": " + std::to_string(row.size()) + " entries, not " + std::to_string(n));
+    for (std::size_t e = 0; e < std::min(n, row.size()); ++e) {
+      const auto q = static_cast<std::size_t>(a.row_ptr()[i]) + e;
+      if (row[e].first != a.col_idx()[q] || std::memcmp(&row[e].second, &a.values()[q], sizeof(V)) != 0)
+        v.fail("row " + std::to_string(i) + " entry " + std::to_string(e) + " differs");
+    }
+  }
+  return v;
+}
+
+template <class V, class I>
+std::vector<sparse::host_csr<V, I>> split(const sparse::host_csr<V, I>& a, int panels) {
+  return d::split_column_panels<V, I>(a.rows(), a.cols(), a.row_ptr().data(), a.col_idx().data(), a.values().data(),
+                                      panels);
+}
+
+// 1-5 panels on a matrix whose columns do not divide evenly and which has empty rows, in both index
+// widths; a panel left empty; and the check fails on a split with a changed value, a moved column or a
+// dropped entry.
+CPU_TEST_CASE(column_panels_hold_every_entry_once) {
+  std::vector<int64_t> lengths(300, 7);
+  lengths[0] = lengths[150] = lengths[299] = 0;
+  const auto a = from_lengths(1001, lengths, 91);
+  for (int panels = 1; panels <= 5; ++panels) {
+    const auto v = check_column_panels(a, split(a, panels), panels);
+    BOOST_TEST(v.bad == 0, panels << " panels: " << v.first);
+    const auto af = a.cast<float, int32_t>();
+    const auto f = check_column_panels(af, split(af, panels), panels);
+    BOOST_TEST(f.bad == 0, panels << " panels (float, int32): " << f.first);
+  }
+  // Columns only in the first 100 of 1000: 3 panels of 334, 334, 332 columns, the last two empty.
+  const auto narrow = from_lengths(100, std::vector<int64_t>(50, 3), 92);
+  const auto parts = d::split_column_panels<double, int64_t>(narrow.rows(), 1000, narrow.row_ptr().data(),
+                                                             narrow.col_idx().data(), narrow.values().data(), 3);
+  BOOST_TEST(parts[0].cols() == 334);
+  BOOST_TEST(parts[2].cols() == 332);
+  BOOST_TEST(parts[0].nnz() == narrow.nnz());
+  BOOST_TEST(parts[1].nnz() == 0);
+  BOOST_TEST(parts[2].nnz() == 0);
+  auto changed = split(a, 2);
+  changed[1].values()[3] += 1.0;
+  BOOST_TEST(check_column_panels(a, changed, 2).bad > 0);
+  auto moved = split(a, 2);
+  moved[0].col_idx()[5] = moved[0].col_idx()[5] == 0 ? 1 : 0;
+  BOOST_TEST(check_column_panels(a, moved, 2).bad > 0);
+  auto dropped = split(a, 2);
+  for (std::size_t r = 10; r < dropped[1].row_ptr().size(); ++r) dropped[1].row_ptr()[r] -= 1;  // row 9 loses its last
+  BOOST_TEST(check_column_panels(a, dropped, 2).bad > 0);
+}
+
+// Two panels where the plan is adaptive, x lies in (L2 / 2, L2], at least 2^22 entries, rows of at least
+// 3.5 on average; each cut checked on both sides.
+CPU_TEST_CASE(column_panel_rule_follows_the_documented_cuts) {
+  using sparse::spmv_algorithm;
+  const std::int64_t l2 = 60 << 20;
+  sparse::row_stats s;
+  s.rows = 10000000;
+  s.cols = 10000000;  // 40 MB of float
+  s.nnz = 40000000;
+  s.mean_length = 4.0;
+  BOOST_TEST(d::automatic_column_panels(s, spmv_algorithm::adaptive, 4, l2) == 2);
+  BOOST_TEST(d::automatic_column_panels(s, spmv_algorithm::scalar, 4, l2) == 1);
+  BOOST_TEST(d::automatic_column_panels(s, spmv_algorithm::adaptive, 8, l2) == 1);  // 80 MB of double: beyond L2
+  s.cols = l2 / 8;  // exactly half the L2
+  BOOST_TEST(d::automatic_column_panels(s, spmv_algorithm::adaptive, 4, l2) == 1);
+  s.cols = l2 / 8 + 1;
+  BOOST_TEST(d::automatic_column_panels(s, spmv_algorithm::adaptive, 4, l2) == 2);
+  s.cols = l2 / 4;  // all of it
+  BOOST_TEST(d::automatic_column_panels(s, spmv_algorithm::adaptive, 4, l2) == 2);
+  s.cols = l2 / 4 + 1;
+  BOOST_TEST(d::automatic_column_panels(s, spmv_algorithm::adaptive, 4, l2) == 1);
+  s.cols = 10000000;
+  s.nnz = (std::int64_t{1} << 22) - 1;
+  BOOST_TEST(d::automatic_column_panels(s, spmv_algorithm::adaptive, 4, l2) == 1);
+  s.nnz = std::int64_t{1} << 22;
+  BOOST_TEST(d::automatic_column_panels(s, spmv_algorithm::adaptive, 4, l2) == 2);
+  s.mean_length = 3.49;
+  BOOST_TEST(d::automatic_column_panels(s, spmv_algorithm::adaptive, 4, l2) == 1);
+}
+
 // automatic's column sample: only for scalar's choice on at least 2^22 entries with x beyond 16 MiB, and
 // adaptive from half the sampled entries far from the diagonal.
 CPU_TEST_CASE(column_spread_sample_follows_the_documented_rule) {
@@ -417,7 +548,8 @@ CPU_TEST_CASE(column_spread_sample_follows_the_documented_rule) {
 }
 
 // automatic's windowed rule: random16 in float and random1000 reuse x's sectors enough on 132 SMs;
-// random16 in double, random2 (too many columns), small matrices and rows beyond the slots do not.
+// random16 in double, random2 (too many columns), small matrices, rows beyond the slots and x under
+// 1 MiB do not.
 CPU_TEST_CASE(windowed_pays_follows_the_documented_rule) {
   sparse::row_stats r16;
   r16.rows = r16.cols = 2000000;
@@ -440,6 +572,17 @@ CPU_TEST_CASE(windowed_pays_follows_the_documented_rule) {
   small.rows = small.cols = 20000;
   small.nnz = 320000;
   BOOST_TEST(!sparse::windowed_pays(small, sizeof(float), 1));  // below 2^22 entries
+  // x of at least 1 MiB: 2^18 float columns qualify, one fewer does not (blockdiag_b256_100k's 400 KB).
+  sparse::row_stats narrow = r16;
+  narrow.cols = 1 << 18;
+  BOOST_TEST(sparse::windowed_pays(narrow, sizeof(float), 132));
+  narrow.cols = (1 << 18) - 1;
+  BOOST_TEST(!sparse::windowed_pays(narrow, sizeof(float), 132));
+  narrow.cols = 100000;
+  narrow.rows = 100000;
+  narrow.nnz = 25600000;
+  narrow.max_length = 256;
+  BOOST_TEST(!sparse::windowed_pays(narrow, sizeof(float), 132));
 }
 
 CPU_TEST_CASE(adaptive_partition_covers_every_row_once) {

@@ -38,6 +38,14 @@ using reduce::stream_t;
 /// `stencil` instead of `scalar` where the matrix qualifies for it, `windowed` instead of `vector`
 /// or `block_per_row` where windowed_pays(), and `adaptive` instead of `scalar` where x is larger than
 /// a third of L2 and a sample of the columns lies mostly far from the diagonal (scattered_columns_take_adaptive()).
+/// An automatic stencil plan of a launch-bound matrix (at most 16,384 rows and 2^18 entries) runs spmv()
+/// through scalar's kernel (the same bits, one table staging fewer) and spmv_dots() through the stencil
+/// kernel, which fuses the sums; describe() then says "spmv through scalar's kernel".
+/// An automatic `adaptive` plan of at least 2^22 entries whose x is larger than half the L2 but fits in it
+/// (10M float columns on an H100 or H200) keeps a copy of the matrix cut into two column panels and runs
+/// one adaptive pass per panel, the second adding to y: each pass gathers from half of x, which L2 then
+/// keeps (src/cuda/spmv_choice.cpp, automatic_column_panels; describe() says "2 column panels"). A row's
+/// sum is then its two panels' partial sums added, deterministic but in another order than scalar's.
 ///
 /// `stencil` is the one algorithm that does not read col_idx: for a matrix whose rows repeat at most 256
 /// column-offset patterns (structured-grid stencils; rows of at most 32 entries; patterns + offsets
@@ -126,7 +134,7 @@ struct x_halo {
 };
 
 namespace detail {
-template <class Value>
+template <class Value, class Index>
 struct spmv_plan_state;  // the state of the plan's algorithm (one type per algorithm); defined in src/cuda
 }
 
@@ -185,7 +193,7 @@ public:
   /// The room around x the matrix reads (x_halo; none for a plain matrix).
   const x_halo& halo() const noexcept { return halo_; }
   const csr_view<Value, Index>& matrix() const noexcept { return view_; }
-  const detail::spmv_plan_state<Value>& state() const noexcept { return *state_; }
+  const detail::spmv_plan_state<Value, Index>& state() const noexcept { return *state_; }
   /// One line, e.g. "vector (16 lanes per row)", "stencil (9 row patterns, 33 offsets, 8 loads in flight)" or
   /// "adaptive (tiles: 2503 stream [18740 runs], 2252 warp [18016 rows], 122 block, 10 split rows in 50 chunks)".
   std::string describe() const;
@@ -195,12 +203,13 @@ private:
   bool take_stencil(const Index* host_row_ptr);
   bool take_windowed(const Index* host_row_ptr);
   void take_adaptive_for_scattered_columns(const Index* host_row_ptr);
+  bool take_column_panels(const Index* host_row_ptr);
   csr_view<Value, Index> view_{};
   row_stats stats_{};
   spmv_algorithm requested_ = spmv_algorithm::automatic;
   spmv_algorithm algorithm_ = spmv_algorithm::scalar;
   x_halo halo_{};
-  std::unique_ptr<detail::spmv_plan_state<Value>> state_;
+  std::unique_ptr<detail::spmv_plan_state<Value, Index>> state_;
 };
 
 /// y = alpha * A * x + beta * y on the GPU with the plan's algorithm, stream-ordered (no host sync, no

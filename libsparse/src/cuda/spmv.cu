@@ -132,9 +132,12 @@ void run_stencil(const stencil_state& st, const spmv_call<Value, Index>& c, cons
   else launch_stencil<0, Dots>(st, c, dots);
 }
 
+// A launch-bound automatic plan takes scalar's kernel (bitwise the same sums; spmv_choice.cpp), with x
+// from the room's start as every CSR kernel (spmv() below).
 template <class Value, class Index>
 void run(const stencil_state& st, spmv_algorithm, const spmv_call<Value, Index>& c) {
-  run_stencil<dots_kind::none>(st, c, dots_args<Value>{});
+  if (st.plain_through_scalar) run(csr_state{}, spmv_algorithm::scalar, c);
+  else run_stencil<dots_kind::none>(st, c, dots_args<Value>{});
 }
 
 // windowed: a block per 16 warps of the layout, their slot sums in dynamic shared memory (up to 96 KB,
@@ -187,6 +190,19 @@ void run(const adaptive_state<Value>& st, spmv_algorithm, const spmv_call<Value,
       static_cast<unsigned>(st.partition.tiles.size()), tile_threads, c.stream, c.a, c.alpha, c.x, c.beta, c.y,
       st.tiles.data(), st.segments.data(), st.warp_rows.data(), st.split.partials.data(), st.split.rows.data(),
       st.split.arrivals.data());
+}
+
+// Column panels: panel 0 with the caller's beta, every later panel adding to y (beta 1), each on its own
+// adaptive partition, x advanced to the panel's first column (spmv_panels_plan.hpp).
+template <class Value, class Index>
+void run(const column_panels_state<Value, Index>& st, spmv_algorithm, const spmv_call<Value, Index>& c) {
+  for (std::size_t k = 0; k < st.matrices.size(); ++k) {
+    spmv_call<Value, Index> part = c;
+    part.a = st.matrices[k].view();
+    part.x = c.x + static_cast<std::int64_t>(k) * st.width;
+    part.beta = k == 0 ? c.beta : Value(1);
+    run(st.plans[k], spmv_algorithm::adaptive, part);
+  }
 }
 
 // spmv_dots's pass after the SpMV of a plan that does not fuse it: one wave of 256-thread blocks (at
@@ -244,9 +260,10 @@ template <class Value, class Index>
 void spmv(const spmv_plan<Value, Index>& plan, Value alpha, const Value* d_x, Value beta, Value* d_y, stream_t stream) {
   if (plan.matrix().rows == 0) return;
   // With an x halo, column c multiplies d_x[c - before]: the CSR kernels index from the room's start; the
-  // stencil's offsets are already relative to the row's own entry (spmv_plan::take_stencil).
-  const bool stencil = std::holds_alternative<detail::stencil_state>(plan.state().algorithm);
-  const Value* x = stencil ? d_x : d_x - plan.halo().before;
+  // stencil kernel's offsets are already relative to the row's own entry (spmv_plan::take_stencil).
+  const auto* stencil = std::get_if<detail::stencil_state>(&plan.state().algorithm);
+  const bool stencil_kernel = stencil != nullptr && !stencil->plain_through_scalar;
+  const Value* x = stencil_kernel ? d_x : d_x - plan.halo().before;
   const detail::spmv_call<Value, Index> call{plan.matrix(), alpha, x, beta, d_y, plan.state().sm_count, stream};
   std::visit([&](const auto& st) { detail::run(st, plan.algorithm(), call); }, plan.state().algorithm);
 }

@@ -118,11 +118,15 @@ row_stats compute_row_stats(std::int64_t rows, std::int64_t cols, const Index* r
 //    power-law rows (`spmv generate powerlaw`, longest 245-761) of 2,000-16,000 rows: warp_per_row
 //    7.6-11.6 against merge 10.6-12.1 and block_per_row 9.3-29.2.
 // "Uniform" = coefficient of variation of the row lengths < 0.25 and no row longer than 2 x mean + 2.
+namespace {
+bool is_launch_bound(const row_stats& s) { return s.rows <= 16384 && s.nnz <= (std::int64_t{1} << 18); }
+}  // namespace
+
 spmv_algorithm choose_algorithm(const row_stats& s) {
   if (s.rows == 0 || s.nnz == 0) return spmv_algorithm::scalar;  // nothing to balance; smallest launch
   const double cv = s.mean_length > 0 ? s.stddev_length / s.mean_length : 0.0;
   const bool uniform = cv < 0.25 && s.max_length <= 2 * s.mean_length + 2;
-  const bool launch_bound = s.rows <= 16384 && s.nnz <= (std::int64_t{1} << 18);
+  const bool launch_bound = is_launch_bound(s);
   if (!uniform && !launch_bound) return spmv_algorithm::adaptive;
   if (!uniform) {
     if (s.max_length <= 1024) return spmv_algorithm::warp_per_row;
@@ -152,10 +156,15 @@ int choose_vector_width(const row_stats& s) {
 // interleaved entries: 132 us for the slot sums against block_per_row's 150 and ALG1's 152. Taken where
 // automatic's CSR choice is vector or block_per_row (uniform rows), the rows fit the slots (<= 2,048
 // entries), the columns fit the packed 22 bits, the matrix is large enough to be gather-bound (>= 2^22
-// entries) and reuse >= 0.5 (random16 in double, 0.48, was not measured).
+// entries) and reuse >= 0.5 (random16 in double, 0.48, was not measured), and x holds at least 1 MiB:
+// a smaller x stays in L1 and L2 in row order already, and the slots only add work (blockdiag_b256_100k,
+// 400 KB of x: windowed 60.7-61.8 us against warp_per_row's 54.8-55.1 and vector's 55.6-57.0, H200,
+// 2026-11-28/29; rect_1m_x_1k, 4 KB: 29.2 against vector's 29.1). From 4 MB it wins or ties: banded_k16_1m
+// 86.2 against vector's 112.7, random_k64_1m 262.4 / 514.1, blockdiag_b32_1m 82.0 / 83.2.
 bool windowed_pays(const row_stats& s, std::size_t value_bytes, int sm_count) {
   if (s.cols <= 0 || s.cols > detail::windowed_max_cols || s.nnz < (std::int64_t{1} << 22) || sm_count <= 0 ||
-      s.max_length > std::int64_t{detail::windowed_slot_entries} * detail::windowed_max_row_slots)
+      s.max_length > std::int64_t{detail::windowed_slot_entries} * detail::windowed_max_row_slots ||
+      static_cast<double>(s.cols) * static_cast<double>(value_bytes) < static_cast<double>(1 << 20))
     return false;
   const double sector_values = 32.0 / static_cast<double>(value_bytes);
   const double reuse = static_cast<double>(s.nnz) * sector_values / (static_cast<double>(sm_count) * static_cast<double>(s.cols));
@@ -202,6 +211,36 @@ bool automatic_tries_stencil(const row_stats& s, spmv_algorithm csr_choice) {
   const bool short_rows = (csr_choice == spmv_algorithm::scalar || csr_choice == spmv_algorithm::vector) &&
                           s.mean_length <= 12;
   return short_rows && s.nnz > 0 && s.max_length <= stencil_max_row;
+}
+
+// An automatic stencil plan of a launch-bound matrix (choose_algorithm's cut: at most 16,384 rows and
+// 2^18 entries) runs its plain SpMV through scalar's kernel, whose sums are bitwise stencil's; spmv_dots
+// keeps the stencil kernel, which fuses the sums (one launch instead of two). There the stencil kernel's
+// table staging (a load, then a barrier, before a row's first load) costs more than the col_idx bytes it
+// saves. The SpMV corpus (H200, 2026-11-28, median us, stencil / scalar / best / ALG1): banded_k1_1k
+// 7.1 / 6.5 / 6.5 scalar / 10.1, laplace2d_16 6.8 / 6.6 / 6.2 vector / 9.0, blockdiag_b4_10k
+// 6.7 / 6.2 / 6.1 vector / 12.2; from 100,000 rows stencil ties or wins: banded_k4_100k 8.4 / 8.4,
+// laplace2d_1m 16.4 / 17.9.
+bool automatic_stencil_applies_through_scalar(const row_stats& s) { return is_launch_bound(s); }
+
+// Column panels: where the automatic plan is adaptive, x is larger than half the L2 but not larger than
+// all of it, the matrix has at least 2^22 entries (gather-bound) and its rows average at least 3.5
+// entries: two panels (spmv_panels_plan.hpp). Why: Hopper's L2 is two partitions, and an SM's reads are
+// cached in its own partition, so x that every SM gathers from competes for half the L2 (30 MB on an
+// H200). On powerlaw_10m (10M x 10M, 62.1M entries, 40 MB of float x) Nsight Compute counts 1.84 GB
+// read from DRAM for adaptive, 1.62 GB for ALG1, against the 0.62 GB the matrix and vectors hold: most
+// gathers miss. With two panels each pass gathers from 20 MB. H200, 2026-11-29 (bench/experiments,
+// spmv_variants; median us, one panel (adaptive) / 2 / 3 / 4 / 6 panels / ALG1): powerlaw_10m 714.9 /
+// 585.2 / 660.5 / 744.3 / 917.6 / 671.1; random_k4_10m (4 random columns a row) 446.0 / 423.2 / 438.8 /
+// 486.7 / 607.8 / 442.4. Each pass re-reads row_ptr and reads and writes y (12 bytes a row), which is why
+// more panels lose; x set aside in L2 as persisting lines (cudaAccessPolicyWindow, 20-39 MB) and L2
+// evict-last gathers lost or tied (713-813 us). Unmeasured, hence not taken: x beyond L2 (double x of
+// 10M columns), rows of fewer than 4 entries (random2's rows of 2 take vector and never reach this).
+int automatic_column_panels(const row_stats& s, spmv_algorithm chosen, std::size_t value_bytes, std::int64_t l2_bytes) {
+  const double x_bytes = static_cast<double>(s.cols) * static_cast<double>(value_bytes);
+  const bool x_near_l2 = x_bytes > 0.5 * static_cast<double>(l2_bytes) && x_bytes <= static_cast<double>(l2_bytes);
+  const bool large = s.nnz >= (std::int64_t{1} << 22) && s.mean_length >= 3.5;
+  return chosen == spmv_algorithm::adaptive && x_near_l2 && large ? 2 : 1;
 }
 
 // windowed: automatic tries it where the CSR choice is vector or block_per_row and the L1 reuse pays

@@ -82,11 +82,12 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
   stats_ = compute_row_stats(view_.rows, view_.cols, host_row_ptr);
   if (host_row_ptr[0] != 0) throw std::invalid_argument("spmv plan: row_ptr[0] must be 0");
   algorithm_ = requested_ == spmv_algorithm::automatic ? choose_algorithm(stats_) : requested_;
-  state_ = std::make_unique<detail::spmv_plan_state<Value>>();
+  state_ = std::make_unique<detail::spmv_plan_state<Value, Index>>();
   state_->sm_count = gpukit::sm_count();
   if (view_.rows > 0 && view_.rows == view_.cols - halo_.before - halo_.after) state_->dots = detail::dots_workspace(view_.rows, state_->sm_count);
   if (take_stencil(host_row_ptr) || take_windowed(host_row_ptr)) return;
   take_adaptive_for_scattered_columns(host_row_ptr);
+  if (take_column_panels(host_row_ptr)) return;
   auto& st = state_->algorithm;
   switch (algorithm_) {
     case spmv_algorithm::vector:
@@ -111,7 +112,9 @@ bool spmv_plan<Value, Index>::take_stencil(const Index* host_row_ptr) {
     return false;  // automatic keeps its CSR choice
   }
   algorithm_ = spmv_algorithm::stencil;
-  state_->algorithm = detail::stencil_state(table, stats_.max_length);
+  detail::stencil_state st(table, stats_.max_length);
+  st.plain_through_scalar = automatic && detail::automatic_stencil_applies_through_scalar(stats_);
+  state_->algorithm = std::move(st);
   return true;
 }
 
@@ -137,6 +140,17 @@ bool spmv_plan<Value, Index>::take_windowed(const Index* host_row_ptr) {
 // fraction of entries farther than far_column_distance from their row's diagonal position, over 16
 // ranges of 1,024 rows spread evenly (their columns copied to the host), decides for adaptive
 // (scattered_columns_take_adaptive; the measurements are in spmv_choice.cpp).
+// An automatic adaptive plan of a matrix whose x is about the size of L2 runs over column panels where
+// spmv_choice.cpp's automatic_column_panels says so; not with an x halo (the panels index x from 0).
+template <class Value, class Index>
+bool spmv_plan<Value, Index>::take_column_panels(const Index* host_row_ptr) {
+  if (requested_ != spmv_algorithm::automatic || halo_.before != 0 || halo_.after != 0) return false;
+  const int panels = detail::automatic_column_panels(stats_, algorithm_, sizeof(Value), gpukit::l2_cache_bytes());
+  if (panels <= 1) return false;
+  state_->algorithm = detail::make_column_panels_state(view_, host_row_ptr, panels);
+  return true;
+}
+
 template <class Value, class Index>
 void spmv_plan<Value, Index>::take_adaptive_for_scattered_columns(const Index* host_row_ptr) {
   if (requested_ != spmv_algorithm::automatic || !samples_column_spread(stats_, algorithm_, sizeof(Value))) return;

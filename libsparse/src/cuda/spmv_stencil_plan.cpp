@@ -126,7 +126,8 @@ stencil_table build_stencil_table(std::int64_t rows, const Index* row_ptr, const
 
 std::string details_of(const stencil_state& s) {
   return " (" + std::to_string(s.patterns) + " row patterns, " + std::to_string(s.table.size() - s.patterns - 1) +
-         " offsets" + (s.unrolled ? ", " + std::to_string(stencil_unrolled_row) + " loads in flight" : "") + ")";
+         " offsets" + (s.unrolled ? ", " + std::to_string(stencil_unrolled_row) + " loads in flight" : "") +
+         (s.plain_through_scalar ? "; spmv through scalar's kernel" : "") + ")";
 }
 
 template stencil_table build_stencil_table<std::int32_t>(std::int64_t, const std::int32_t*,

@@ -46,6 +46,7 @@ stencil_table build_stencil_table(std::int64_t rows, const Index* row_ptr, const
 struct stencil_state {
   std::int32_t patterns = 0;
   bool unrolled = false;  ///< every row has at most stencil_unrolled_row entries: the unrolled kernel
+  bool plain_through_scalar = false;  ///< spmv (not spmv_dots) launches scalar's kernel: the same bits
   gpukit::device_buffer<std::uint8_t> pattern_of_row;
   gpukit::device_buffer<std::int32_t> table;  ///< stencil_table::words (its size: the word count)
 

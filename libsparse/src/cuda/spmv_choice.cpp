@@ -235,7 +235,8 @@ bool automatic_stencil_applies_through_scalar(const row_stats& s) { return is_la
 // 486.7 / 607.8 / 442.4. Each pass re-reads row_ptr and reads and writes y (12 bytes a row), which is why
 // more panels lose; x set aside in L2 as persisting lines (cudaAccessPolicyWindow, 20-39 MB) and L2
 // evict-last gathers lost or tied (713-813 us). Unmeasured, hence not taken: x beyond L2 (double x of
-// 10M columns), rows of fewer than 4 entries (random2's rows of 2 take vector and never reach this).
+// 10M columns). Rows of 2 lose: random2 (8M x 8M, 32 MB of x) in two panels took 204.3 us against
+// vector's 163.8, hence rows of at least 3.5 (random2 takes vector and never reaches this rule anyway).
 int automatic_column_panels(const row_stats& s, spmv_algorithm chosen, std::size_t value_bytes, std::int64_t l2_bytes) {
   const double x_bytes = static_cast<double>(s.cols) * static_cast<double>(value_bytes);
   const bool x_near_l2 = x_bytes > 0.5 * static_cast<double>(l2_bytes) && x_bytes <= static_cast<double>(l2_bytes);

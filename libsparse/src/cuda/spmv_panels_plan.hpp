@@ -38,11 +38,11 @@ template <class Value, class Index>
 column_panels_state<Value, Index> make_column_panels_state(const csr_view<Value, Index>& a, const Index* host_row_ptr,
                                                            int panels);
 
-/// describe()'s details, e.g. " (2 column panels of 5000000 columns; panel 0: tiles: ...)".
+/// describe()'s details, e.g. " (2 column panels of 5000000 columns; panel 0 (tiles: ...); panel 1 (...))".
 template <class Value, class Index>
 std::string details_of(const column_panels_state<Value, Index>& s) {
   std::string out = " (" + std::to_string(s.matrices.size()) + " column panels of " + std::to_string(s.width) + " columns";
-  for (std::size_t k = 0; k < s.plans.size(); ++k) out += "; panel " + std::to_string(k) + ":" + details_of(s.plans[k]);
+  for (std::size_t k = 0; k < s.plans.size(); ++k) out += "; panel " + std::to_string(k) + details_of(s.plans[k]);
   return out + ")";
 }
 

@@ -95,9 +95,10 @@ row_result wsm5_row(domain& d, std::int64_t j, row_work& w) {
       for (std::int64_t i = 0; i < nx; ++i) {
         const std::int64_t x = k * nx + i;
         w.denfac[x] = denfac_of(den[x]);
-        w.qs1[x] = qsat(w.t[x], p[x], false);
+        const qsat_pair sat = qsat_water_ice(w.t[x], p[x]);
+        w.qs1[x] = sat.water;
         w.rh1[x] = fmax_(qv[x] / w.qs1[x], qmin);
-        w.qs2[x] = qsat(w.t[x], p[x], true);
+        w.qs2[x] = sat.ice;
         w.rh2[x] = fmax_(qv[x] / w.qs2[x], qmin);
       }
     // 4.2-4.3 slopes, n0sfac, ice number at the start of sedimentation

@@ -304,7 +304,8 @@ WSM5_UNROLL
         s.t = t_l[k]; s.qr = qr_l[k]; s.qs = qs_l[k]; s.qi = qi_l[k];
       }
       // Pointwise processes: q_s and rh from the loop-start T and qv, the pre-sedimentation rain slope.
-      const float qs1 = qsat(tk0, pk, false), qs2 = qsat(tk0, pk, true);
+      const qsat_pair sat = qsat_water_ice(tk0, pk);
+      const float qs1 = sat.water, qs2 = sat.ice;
       const float rh1 = fmax_(qv0 / qs1, qmin), rh2 = fmax_(qv0 / qs2, qmin);
       phase_changes(s, dk, l, cp, sr0.r, dtcld);
       process_rates(s, pk, dk, denfac_of(dk), l, cp, n0sf, qs1, qs2, rh1, rh2, dtcld);

@@ -109,9 +109,10 @@ __global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
     int my_steps = 1;
 #pragma unroll
     for (int m = 0; m < Lpl; ++m) {
-      qs1[m] = qsat(t[m], p[m], false);
+      const qsat_pair sat = qsat_water_ice(t[m], p[m]);
+      qs1[m] = sat.water;
       rh1[m] = fmax_(qv[m] / qs1[m], qmin);
-      qs2[m] = qsat(t[m], p[m], true);
+      qs2[m] = sat.ice;
       rh2[m] = fmax_(qv[m] / qs2[m], qmin);
       n0sf[m] = n0sfac_of(t[m]);
       const slope sr = rain_slope(qr[m], den[m]);

@@ -153,16 +153,17 @@ WSM5_HD float exp_qsat(float x) { return ::expf(x); }
 WSM5_HD float log_qsat(float x) { return ::logf(x); }
 #endif
 
+/// Saturation vapour pressure over water and over ice from T_r = T_tp / T and ln T_r.
+WSM5_HD float es_water(float tr, float ln_tr) { return psat * exp_qsat(ln_tr * xa + xb * (1.f - tr)); }
+WSM5_HD float es_ice(float tr, float ln_tr) { return psat * exp_qsat(ln_tr * xai + xbi * (1.f - tr)); }
 /// Saturation mixing ratio from the saturation vapour pressure es at pressure p.
 WSM5_HD float qsat_of_es(float es, float p) { return fmax_(div_rn(ep2 * es, p - es), qmin); }
 
 /// Saturation mixing ratio over water (ice = false) or ice (ice = true; the water formula at T >= ttp).
 WSM5_HD float qsat(float t, float p, bool ice) {
   const float tr = div_rn(ttp, t);
-  float es;
-  if (ice && t < ttp) es = psat * exp_qsat(log_qsat(tr) * xai + xbi * (1.f - tr));
-  else es = psat * exp_qsat(log_qsat(tr) * xa + xb * (1.f - tr));
-  return qsat_of_es(es, p);
+  const float ln_tr = log_qsat(tr);
+  return qsat_of_es(ice && t < ttp ? es_ice(tr, ln_tr) : es_water(tr, ln_tr), p);
 }
 
 /// Both of a level's q_s, over water and over ice, bitwise qsat(t, p, false) and qsat(t, p, true): T_r
@@ -176,9 +177,9 @@ struct qsat_pair {
 WSM5_HD qsat_pair qsat_water_ice(float t, float p) {
   const float tr = div_rn(ttp, t);
   const float ln_tr = log_qsat(tr);
-  const float water = qsat_of_es(psat * exp_qsat(ln_tr * xa + xb * (1.f - tr)), p);
+  const float water = qsat_of_es(es_water(tr, ln_tr), p);
   if (!(t < ttp)) return {water, water};
-  return {water, qsat_of_es(psat * exp_qsat(ln_tr * xai + xbi * (1.f - tr)), p)};
+  return {water, qsat_of_es(es_ice(tr, ln_tr), p)};
 }
 
 /// sqrt(rho0/rho) as WRF V3.1 computes it (VREC then VSQRT: 1/rho first, then * rho0).

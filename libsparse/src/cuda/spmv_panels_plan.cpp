@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "gpukit/device_buffer.hpp"
@@ -13,7 +14,9 @@ namespace sparse::detail {
 template <class Value, class Index>
 std::vector<host_csr<Value, Index>> split_column_panels(std::int64_t rows, std::int64_t cols, const Index* row_ptr,
                                                         const Index* col_idx, const Value* values, int panels) {
-  if (panels < 1 || rows < 0 || cols < 0) throw std::invalid_argument("split_column_panels: panels must be at least 1");
+  if (panels < 1 || rows < 0 || cols < 0)
+    throw std::invalid_argument("split_column_panels: " + std::to_string(panels) + " panels of a " + std::to_string(rows) +
+                                " x " + std::to_string(cols) + " matrix (at least 1 panel, sizes not negative)");
   const std::int64_t width = cols == 0 ? 0 : (cols + panels - 1) / panels;
   std::vector<std::vector<Index>> rp(static_cast<std::size_t>(panels), std::vector<Index>(static_cast<std::size_t>(rows) + 1, 0));
   std::vector<std::vector<Index>> ci(static_cast<std::size_t>(panels));

@@ -46,10 +46,11 @@ set -e
 [[ -f $out/wsm5-bench.json ]] || exit "$rc"  # usage or runtime error (exit 2/3): said on stderr, no report
 # The long run: 1000 calls of the default variant on the same domain, every call checked for non-finite
 # values on the device (exit 3 at the first), the last call's water budget checked (--check, against the
-# CPU reference's first call for the fields).
+# CPU reference's first call for the fields). Its with-transfers timing (a fresh domain, median of 5
+# calls) is automatic's, which chooses the variant per row chunk: a candidate of the transfers line.
 rm -f "$out/wsm5-long.json"
 set +e
-"$wsm5" run conus.h5 --variant automatic --check --steps 1000 --cpu-steps 1 --repeats 5 \
+"$wsm5" run conus.h5 --variant automatic --check --steps 1000 --cpu-steps 1 --repeats 10 \
   --json "$out/wsm5-long.json" >"$out/wsm5-long.log" 2>&1
 long_rc=$?
 set -e
@@ -96,12 +97,19 @@ if res["variants"]:
     h200 = "H200" in device
     tag = lambda ok: ("PASS" if ok else "MISS") if h200 else "----"
     lines.append(f"{tag(best['time_ms'] <= 0.25)} fastest per call <= 0.25 ms (H200 target): {best['time_ms']:.3f} ms")
-    if g:
-        xfer = min(res["variants"], key=lambda v: v["time_with_transfers_ms"])
-        ratio = xfer["time_with_transfers_ms"] / g["transfer_floor_ms"]
-        lines.append(f"{tag(ratio <= 1.15)} with transfers within 15 % of the transfer floor (H200 target): "
-                     f"{xfer['variant']} {xfer['time_with_transfers_ms']:.3f} ms = {ratio:.2f}x {g['transfer_floor_ms']:.3f} ms")
 lr = json.load(open(sys.argv[4])) if os.path.exists(sys.argv[4]) else None
+if res["variants"] and g:
+    # Candidates: each variant's own with-transfers time, and the long run's automatic (variant per chunk).
+    cands = [(v["variant"], v["time_with_transfers_ms"]) for v in res["variants"]]
+    if lr and lr["results"].get("variants"):
+        lv = lr["results"]["variants"][0]
+        cands.append((f"{lv.get('with_transfers_variant', lv['variant'])} (per chunk; 1000-call run's timing)",
+                      lv["time_with_transfers_ms"]))
+        lines.append(f"automatic with transfers (variant per row chunk): {lv['time_with_transfers_ms']:.3f} ms")
+    name, ms = min(cands, key=lambda c: c[1])
+    ratio = ms / g["transfer_floor_ms"]
+    lines.append(f"{tag(ratio <= 1.15)} with transfers within 15 % of the transfer floor (H200 target): "
+                 f"{name} {ms:.3f} ms = {ratio:.2f}x {g['transfer_floor_ms']:.3f} ms")
 if lr and lr["results"].get("variants"):
     lv = lr["results"]["variants"][0]
     ok = lr["results"].get("ok") and lv.get("check", {}).get("budget_ok")

@@ -69,14 +69,18 @@ struct variant_run {
   std::vector<double> samples;   ///< per-call times without transfers, calls 4 .. 3 + repeats [s]
   double time_s = 0;             ///< median of samples
   double with_transfers_s = 0;   ///< median per call with transfers (pinned, chunked, overlapped)
+  /// The variant of the with-transfers timing: v, or automatic (chosen per row chunk by its columns) when
+  /// automatic was asked for.
+  wsm5::variant transfers_v = wsm5::variant::thread_per_column;
 };
 struct variant_plan {
   int steps = 1, check_calls = 0;  ///< check_calls 0: no check state kept
-  int repeats = 20, chunks = 8;
+  int repeats = 20, chunks = 6;
   bool progress = true;
 };
-/// Runs `v`; when `final_state` is not null, downloads the state after `steps` calls into it.
-variant_run run_variant(const wsm5::domain& d0, wsm5::variant v, const variant_plan& plan,
+/// Runs `v` (with transfers: `transfers_v`); when `final_state` is not null, downloads the state after
+/// `steps` calls into it.
+variant_run run_variant(const wsm5::domain& d0, wsm5::variant v, wsm5::variant transfers_v, const variant_plan& plan,
                         wsm5::domain* final_state);
 
 /// A GPU variant's state against the CPU reference after the same calls: per-field bounds

@@ -61,7 +61,7 @@ void run_gpu_variants(const run_context& x, const std::vector<wsm5::variant>& va
       chosen = wsm5::choose_variant(x.d0.columns(), cap);
       report_automatic(x, chosen, cap);
     }
-    const variant_run r = run_variant(x.d0, chosen, plan, i == 0 ? &out_state : nullptr);
+    const variant_run r = run_variant(x.d0, chosen, variants[i], plan, i == 0 ? &out_state : nullptr);
     report_variant(x, r, c, max_water);
   }
 }

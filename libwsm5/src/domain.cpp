@@ -1,7 +1,9 @@
 // wsm5::domain helpers: shapes, field lookup, validation, variant names.
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "gpukit/host_memory.hpp"
 #include "wsm5/wsm5.hpp"
@@ -109,6 +111,25 @@ std::int64_t automatic_threshold_columns(const gpu_capacity& c) {
 }
 variant choose_variant(std::int64_t columns, const gpu_capacity& c) {
   return columns >= automatic_threshold_columns(c) ? variant::thread_per_column : variant::warp_per_column;
+}
+
+std::vector<std::int64_t> transfer_chunk_rows(std::int64_t ny, int chunks) {
+  if (ny <= 0) return {};
+  const std::int64_t n = std::clamp<std::int64_t>(chunks, 1, ny);
+  constexpr double shrink = 0.7;  // wsm5.hpp: a chunk's download (0.6 of its upload) hides under the next upload
+  std::vector<double> cumulative(static_cast<std::size_t>(n) + 1, 0.0);
+  double share = 1.0;
+  for (std::int64_t c = 0; c < n; ++c, share *= shrink)
+    cumulative[static_cast<std::size_t>(c) + 1] = cumulative[static_cast<std::size_t>(c)] + share;
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(n) + 1, 0);
+  for (std::int64_t c = 1; c < n; ++c) {
+    const auto k = static_cast<std::size_t>(c);
+    const auto even = static_cast<std::int64_t>(std::llround(static_cast<double>(ny) * cumulative[k] / cumulative.back()));
+    // at least one row per chunk, and room for one row in each chunk after it
+    rows[k] = std::min(std::max(even, rows[k - 1] + 1), ny - (n - c));
+  }
+  rows.back() = ny;
+  return rows;
 }
 
 const char* to_string(variant v) {

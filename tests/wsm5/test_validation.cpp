@@ -208,6 +208,28 @@ CPU_TEST_CASE(automatic_switches_at_an_eighth_of_the_resident_threads) {
   BOOST_TEST(std::string(wsm5::to_string(wsm5::variant::automatic)) == "automatic");
 }
 
+CPU_TEST_CASE(transfer_chunks_cover_every_row_once_and_shrink) {
+  // CONUS, 8 chunks: shares 1, 0.7, 0.49, ... of 3.14 -> 98, 69, 48, 33, 24, 16, 12, 8 rows.
+  const std::vector<std::int64_t> conus = wsm5::transfer_chunk_rows(308, 8);
+  BOOST_TEST(conus == (std::vector<std::int64_t>{0, 98, 167, 215, 248, 272, 288, 300, 308}), boost::test_tools::per_element());
+  for (std::int64_t ny : {1, 2, 3, 7, 9, 100, 308, 4097})
+    for (int chunks : {-3, 0, 1, 2, 3, 8, 16, 64}) {
+      const std::vector<std::int64_t> j = wsm5::transfer_chunk_rows(ny, chunks);
+      BOOST_TEST_CONTEXT("ny " << ny << ", chunks " << chunks) {
+        BOOST_TEST_REQUIRE(j.size() == static_cast<std::size_t>(std::clamp<std::int64_t>(chunks, 1, ny)) + 1);
+        BOOST_TEST(j.front() == 0);
+        BOOST_TEST(j.back() == ny);
+        for (std::size_t c = 1; c < j.size(); ++c) BOOST_TEST(j[c] > j[c - 1]);  // no empty chunk, no overlap
+        // Shrinking within rounding: a chunk holds at most 0.7 of the one before plus 2 rows (two roundings).
+        for (std::size_t c = 2; c < j.size(); ++c) BOOST_TEST(j[c] - j[c - 1] <= 0.7 * (j[c - 1] - j[c - 2]) + 2.0);
+      }
+    }
+  BOOST_TEST(wsm5::transfer_chunk_rows(0, 8).empty());
+  // The checks above fail on a wrong split: equal chunks break the shrink bound, a gap or a repeat the order.
+  const std::vector<std::int64_t> equal{0, 77, 154, 231, 308};
+  BOOST_TEST(!(equal[2] - equal[1] <= 0.7 * (equal[1] - equal[0]) + 2.0));
+}
+
 CPU_TEST_CASE(tiny_negative_hydrometeors_are_clipped_as_wrf_does) {
   // Round-off negatives (>= -1e-8) are accepted; the scheme clips qc, qr, qi, qs to 0 at entry (WRF
   // V3.1) and leaves qv, which it reads only through max(qv, qmin) and max(qv, 0).

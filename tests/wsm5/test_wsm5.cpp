@@ -492,17 +492,33 @@ GPU_TEST_CASE(gpu_water_budget_closes_every_call) {
   }
 }
 
+GPU_TEST_CASE(gpu_variants_agree_bitwise) {
+  // Same pointwise physics in the same order; warp_per_column's parallel sub-step update is bitwise the
+  // sequential one (README, "Variants"). What lets automatic switch variants from chunk to chunk.
+  const wsm5::domain in = wsm5::generate(70, 5, 35, 9);
+  require_identical(run_gpu(in, wsm5::variant::thread_per_column, 2), run_gpu(in, wsm5::variant::warp_per_column, 2));
+}
+
 GPU_TEST_CASE(transfers_path_matches_the_resident_path) {
-  const wsm5::domain in = wsm5::generate(50, 9, 35, 4);
-  for (auto v : gpu_variants) {
-    const wsm5::domain resident = run_gpu(in, v, 1);
-    wsm5::domain host = in;
-    wsm5::gpu_domain g(in);
-    {
-      wsm5::host_pin pin(host);
-      g.step_with_transfers(host, v, 4);  // 9 rows in chunks of 3, 3, 3
+  // 9 rows in 4 shrinking chunks (4, 2, 2, 1 rows); 300 rows of 512 columns in 8 (96, 66, 47, .. 8 rows:
+  // 49,152, 33,792, 24,064, .. 4,096 columns): on 132 SMs (threshold 33,792) automatic runs
+  // thread_per_column on the first two chunks and warp_per_column on the others.
+  struct shape { std::int64_t nx, ny; int chunks; };
+  for (const shape s : {shape{50, 9, 4}, shape{512, 300, 8}}) {
+    const wsm5::domain in = wsm5::generate(s.nx, s.ny, 35, 4);
+    const wsm5::domain resident = run_gpu(in, wsm5::variant::thread_per_column, 1);
+    for (auto v : {wsm5::variant::thread_per_column, wsm5::variant::warp_per_column, wsm5::variant::automatic}) {
+      wsm5::domain host = in;
+      for (auto* f : {&host.rainncv, &host.snowncv, &host.sr}) std::fill(f->begin(), f->end(), test::poison_value<float>());
+      wsm5::gpu_domain g(in);
+      {
+        wsm5::host_pin pin(host);
+        g.step_with_transfers(host, v, s.chunks);
+      }
+      BOOST_TEST_CONTEXT(wsm5::to_string(v) << " " << s.nx << "x" << s.ny << " in " << s.chunks << " chunks") {
+        require_identical(host, resident);
+      }
     }
-    require_identical(host, resident);
   }
 }
 

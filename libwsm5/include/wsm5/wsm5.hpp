@@ -201,9 +201,11 @@ public:
   /// it can also overflow, so a non-finite sum is confirmed by downloading the state and scanning it on
   /// the host, which also locates the first such value). nullopt when every value is finite.
   std::optional<nonfinite_value> find_nonfinite() const;
-  /// Upload, one call and download, overlapped across `chunks` row chunks on 4 streams (chunk c's
-  /// copies overlap chunk c-1's kernel). `d` should be pinned (host_pin) for the copies to be
-  /// asynchronous. Synchronizes; d then holds the result.
+  /// Upload, one call and download, overlapped across the row chunks of transfer_chunk_rows(ny, chunks):
+  /// uploads in order on one stream, each chunk's kernel on a second once its upload is done, its
+  /// download on a third once its kernel is done. variant::automatic chooses per chunk by the chunk's
+  /// columns. `d` should be pinned (host_pin) for the copies to be asynchronous. Synchronizes; d then
+  /// holds the result.
   void step_with_transfers(domain& d, variant v, int chunks);
   /// Bytes moved by one call if every field is read once and every output written once.
   std::int64_t min_bytes_per_call() const;
@@ -213,6 +215,13 @@ private:
   struct impl;
   impl* p_ = nullptr;
 };
+
+/// The row boundaries of step_with_transfers' chunks: min(chunks, ny) chunks (at least one), 0 = j_0 <
+/// j_1 < ... < j_n = ny, each chunk's share 0.7 of the one before. Why shrinking: the last chunk's
+/// kernel and download follow the last upload, so the tail is small; a chunk's download (0.6 of its
+/// upload's bytes) ends while the next, 0.7 as large, uploads, so the downloads do not pile up at the end.
+/// Empty for ny = 0.
+std::vector<std::int64_t> transfer_chunk_rows(std::int64_t ny, int chunks);
 
 /// Page-locks (cudaHostRegister) every field of a domain for its lifetime; no-op without a GPU.
 class host_pin {

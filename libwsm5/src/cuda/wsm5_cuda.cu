@@ -31,7 +31,15 @@ struct gpu_domain::impl {
   gpukit::device_buffer<float> resid;
   gpukit::device_buffer<float> field_sums;  // find_nonfinite: one sum per output field
   std::optional<reduce::workspace> sum_ws;  // its workspace (allocated with the domain, once a device is known)
-  std::array<cudaStream_t, 4> streams{};
+  std::array<cudaStream_t, 3> streams{};  // step_with_transfers: uploads, kernels, downloads
+  std::vector<cudaEvent_t> events;        // step_with_transfers: two per chunk
+  void ensure_events(std::size_t count) {
+    while (events.size() < count) {
+      cudaEvent_t e = nullptr;
+      GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      events.push_back(e);
+    }
+  }
 
   float* d3(const std::string& n) {
     const auto& names = field_names_3d();
@@ -58,7 +66,8 @@ struct gpu_domain::impl {
   gpu_capacity capacity;  // for variant::automatic
   void launch(variant var, int j0, int rows, cudaStream_t s) {
     if (rows <= 0 || nx == 0 || nz == 0) return;
-    if (var == variant::automatic) var = choose_variant(nx * ny, capacity);
+    // automatic: by the columns of this launch (a row chunk of step_with_transfers is a small domain).
+    if (var == variant::automatic) var = choose_variant(nx * rows, capacity);
     const detail::view v = make_view(j0);
     if (var == variant::thread_per_column) {
       // 128 threads: 4 warps of consecutive columns. One instantiation (MaxNz = 64): the local arrays'
@@ -123,6 +132,7 @@ gpu_domain::~gpu_domain() {
   if (p_) {
     for (auto s : p_->streams)
       if (s) cudaStreamDestroy(s);
+    for (auto e : p_->events) cudaEventDestroy(e);
   }
   delete p_;
 }
@@ -202,27 +212,37 @@ std::optional<nonfinite_value> gpu_domain::find_nonfinite() const {
 void gpu_domain::step_with_transfers(domain& d, variant v, int chunks) {
   if (d.nx != p_->nx || d.ny != p_->ny || d.nz != p_->nz) throw std::invalid_argument("step_with_transfers: shape differs");
   p_->dt = d.dt;
-  chunks = static_cast<int>(std::clamp<std::int64_t>(chunks, 1, std::max<std::int64_t>(d.ny, 1)));
-  const std::int64_t rows_per = (d.ny + chunks - 1) / chunks;
+  const std::vector<std::int64_t> rows = transfer_chunk_rows(d.ny, chunks);
+  if (rows.empty()) return;  // no rows
   const std::int64_t pitch = p_->pitch, nx = d.nx, nz = d.nz;
-  for (int c = 0; c < chunks; ++c) {
-    const std::int64_t j0 = c * rows_per, j1 = std::min(d.ny, j0 + rows_per);
-    if (j0 >= j1) break;
-    cudaStream_t s = p_->streams[static_cast<std::size_t>(c) % p_->streams.size()];
-    // Chunk c's copies overlap chunk c-1's kernel and chunk c-2's copies back (separate copy engines).
-    for (const auto& n : field_names_3d())
-      copy_rows(p_->d3(n) + j0 * nz * pitch, pitch, field(d, n).data() + j0 * nz * nx, nx, nx, (j1 - j0) * nz,
-                cudaMemcpyHostToDevice, s);
-    for (const auto& n : {"rain", "snow"})
-      copy_rows(p_->d2(n) + j0 * pitch, pitch, field(d, n).data() + j0 * nx, nx, nx, j1 - j0, cudaMemcpyHostToDevice, s);
-    p_->launch(v, static_cast<int>(j0), static_cast<int>(j1 - j0), s);
-    for (const auto& n : {"th", "qv", "qc", "qr", "qi", "qs"})
-      copy_rows(field(d, n).data() + j0 * nz * nx, nx, p_->d3(n) + j0 * nz * pitch, pitch, nx, (j1 - j0) * nz,
-                cudaMemcpyDeviceToHost, s);
-    for (const auto& n : field_names_2d())
-      copy_rows(field(d, n).data() + j0 * nx, nx, p_->d2(n) + j0 * pitch, pitch, nx, j1 - j0, cudaMemcpyDeviceToHost, s);
+  const std::size_t n = rows.size() - 1;
+  p_->ensure_events(2 * n);
+  // Three streams: every upload in order on one, each chunk's kernel on a second once its upload is done
+  // (event), each chunk's download on a third once its kernel is done. The uploads never wait for a
+  // download, so the host link's upward direction, the bottleneck (188 MB up against 115 MB down on
+  // CONUS), stays busy from the first byte to the last. One copy per field and chunk: a copy costs
+  // ~2.7 us beyond its bytes, and neither cudaMemcpy3DBatchAsync nor a second upload stream hides it
+  // (bench/experiments/host_copies).
+  cudaStream_t up = p_->streams[0], compute = p_->streams[1], down = p_->streams[2];
+  for (std::size_t c = 0; c < n; ++c) {
+    const std::int64_t j0 = rows[c], r = rows[c + 1] - rows[c];
+    for (const auto& f : field_names_3d())
+      copy_rows(p_->d3(f) + j0 * nz * pitch, pitch, field(d, f).data() + j0 * nz * nx, nx, nx, r * nz,
+                cudaMemcpyHostToDevice, up);
+    for (const auto& f : {"rain", "snow"})
+      copy_rows(p_->d2(f) + j0 * pitch, pitch, field(d, f).data() + j0 * nx, nx, nx, r, cudaMemcpyHostToDevice, up);
+    GPUKIT_CUDA_CHECK(cudaEventRecord(p_->events[2 * c], up));
+    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(compute, p_->events[2 * c], 0));
+    p_->launch(v, static_cast<int>(j0), static_cast<int>(r), compute);
+    GPUKIT_CUDA_CHECK(cudaEventRecord(p_->events[2 * c + 1], compute));
+    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(down, p_->events[2 * c + 1], 0));
+    for (const auto& f : {"th", "qv", "qc", "qr", "qi", "qs"})
+      copy_rows(field(d, f).data() + j0 * nz * nx, nx, p_->d3(f) + j0 * nz * pitch, pitch, nx, r * nz,
+                cudaMemcpyDeviceToHost, down);
+    for (const auto& f : field_names_2d())
+      copy_rows(field(d, f).data() + j0 * nx, nx, p_->d2(f) + j0 * pitch, pitch, nx, r, cudaMemcpyDeviceToHost, down);
   }
-  for (auto s : p_->streams) GPUKIT_CUDA_CHECK(cudaStreamSynchronize(s));
+  for (cudaStream_t s : {up, compute, down}) GPUKIT_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
 std::int64_t gpu_domain::min_bytes_per_call() const {

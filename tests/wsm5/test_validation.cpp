@@ -411,15 +411,16 @@ GPU_TEST_CASE(gpu_finds_a_planted_nan) {
   BOOST_TEST(nf->level == 9);
 }
 
-GPU_TEST_CASE(gpu_distance_from_wrf_within_2x_the_cpu_reference) {
+GPU_TEST_CASE(gpu_distance_from_wrf_within_1_5x_the_cpu_reference) {
   // After one call on the golden columns: max |x - WRF| per field for the CPU reference and each GPU
-  // variant, printed. The target is the GPU's no more than 1.5x the CPU's; measured on an H100: th, qv, qs
-  // 1.0x, qr 1.50x, qc 1.50x, qi 1.89x (it was 2-4x with the saturation vapour pressure in float). The test
-  // holds the 2x that the double e_s reaches, so a regression to the float path fails it; the 1.5x is
-  // reported by the message, not asserted (libwsm5/README.md, GPU accuracy). The CPU's distance is floored at what
-  // can be resolved: the golden print resolution (9 significant digits, 5e-9 |x|) and one float ulp of
-  // the value (a float result is at best half an ulp from the exact one; on these columns the reference
-  // matches WRF to the print resolution, so without the ulp floor the test would ask for bitwise equality).
+  // variant, printed, and the GPU's asserted within 1.5x the CPU's (the real-inputs target). Measured on
+  // an H200: th, qv, qc, qs 1.00x, qi 1.33x, qr 1.50x (2.79e-9 against 1.86e-9: 1.496x). What holds it
+  // there: e_s's exp/log in double, IEEE divisions in the saturation adjustment and in the transport
+  // coefficients diffus and viscos (libwsm5/README.md, "Accuracy"); with the float e_s the GPU was 2-4x,
+  // with those divisions approximate qi was 1.77x. The CPU's distance is floored at what can be resolved:
+  // the golden print resolution (9 significant digits, 5e-9 |x|) and one float ulp of the value (a float
+  // result is at best half an ulp from the exact one; on these columns the reference matches WRF to the
+  // print resolution, so without the ulp floor the test would ask for bitwise equality).
   const std::string dir = std::string(gpukit::data_dir) + "/wsm5/";
   const wsm5::domain in = wsm5::read_columns_text(dir + "columns.txt");
   const wsm5::golden_file gold = wsm5::read_golden_text(dir + "wrf_v31_1step.txt");
@@ -456,8 +457,17 @@ GPU_TEST_CASE(gpu_distance_from_wrf_within_2x_the_cpu_reference) {
       BOOST_TEST_MESSAGE(wsm5::to_string(v) << " " << cpu_d[f].first << ": max |GPU - WRF| " << gpu_d[f].second
                                             << ", max |CPU - WRF| " << cpu_d[f].second << ", ratio "
                                             << gpu_d[f].second / cpu_d[f].second);
-      BOOST_TEST(gpu_d[f].second <= 2.0 * cpu_d[f].second, wsm5::to_string(v) << " " << cpu_d[f].first);
+      BOOST_TEST(gpu_d[f].second <= 1.5 * cpu_d[f].second, wsm5::to_string(v) << " " << cpu_d[f].first);
     }
+    // The bound can fail: qi moved 3x the CPU's distance from WRF at every cell (float rounding of the
+    // moved value is at most half the ulp floor) is beyond 1.5x.
+    wsm5::domain moved = out;
+    const double qi_cpu = cpu_d[4].second;
+    for (std::int64_t c = 0; c < moved.nx; ++c)
+      for (std::int64_t k = 0; k < moved.nz; ++k)
+        moved.qi[static_cast<std::size_t>(moved.at(c, k, 0))] =
+            static_cast<float>(gold.cols[static_cast<std::size_t>(c)].qi[static_cast<std::size_t>(k)] + 3.0 * qi_cpu);
+    BOOST_TEST(!(distance(moved)[4].second <= 1.5 * qi_cpu));
   }
 }
 

@@ -79,7 +79,8 @@ int main() {
   time("both 2D", [&] { CK(cudaMemcpy2DAsync(d_up, pitch * 4, h_up, nx * 4, nx * 4, rows_up, cudaMemcpyHostToDevice, a)); CK(cudaMemcpy2DAsync(h_dn, nx * 4, d_dn, pitch * 4, nx * 4, rows_dn, cudaMemcpyDeviceToHost, b)); });
   time("D2D 2D staging->pitched (up bytes)", [&] { CK(cudaMemcpy2DAsync(d_up, pitch * 4, s_up, nx * 4, nx * 4, rows_up, cudaMemcpyDeviceToDevice, a)); });
   time("D2D 2D pitched->staging (down bytes)", [&] { CK(cudaMemcpy2DAsync(s_dn, nx * 4, d_dn, pitch * 4, nx * 4, rows_dn, cudaMemcpyDeviceToDevice, a)); });
-  // Chunked like step_with_transfers: 8 chunks x 12 up fields, 11 down fields, 2D vs contiguous.
+  // Chunked as step_with_transfers was: 8 chunks x 12 up fields, 11 down fields, each stream a chunk's uploads
+  // then its downloads; 2D vs contiguous.
   for (int twod = 0; twod < 2; ++twod) {
     time(twod ? "chunked 8 x fields, 2D, 2 streams" : "chunked 8 x fields, contiguous, 2 streams", [&] {
       const size_t cu = rows_up / 8, cd = rows_dn / 8;

@@ -80,7 +80,7 @@ fi
   echo "spmv_windowed (entries in column-window order, so an SM's L1 serves repeated gathers of x):"
   grep -E 'cuSPARSE ALG1|library|match_any|U=8, free|^RESULT' "$out/spmv_windowed.txt" 2>/dev/null | sed 's/^/  /'
   echo "host_copies (WSM5's CONUS copies over the host link, pinned; ms):"
-  grep -E '^(up|down|both|chunked)' "$out/host_copies.txt" 2>/dev/null | sed 's/^/  /'
+  grep -E '^(up|down|both|chunked|pipeline 6|check)' "$out/host_copies.txt" 2>/dev/null | sed 's/^/  /'
   echo "cg_l2_window (our cg per iteration, p in L2 off = policy 1, on = policy 2):"
   grep -E 'us/it' "$out/cg_l2_window.txt" 2>/dev/null | sed 's/^/  /'
   if [ -s "$out/ncu-spmv.txt" ]; then

@@ -75,6 +75,7 @@ variant_run run_variant_on_ranks(const dist::communicator& comm, const wsm5::dom
                                  wsm5::domain* final_state) {
   variant_run r;
   r.v = v;
+  r.transfers_v = v;  // every rank times its part in the variant resolved for the whole domain
   std::optional<wsm5::gpu_domain> g;
   agreed(comm, false, [&] {
     if (part.columns() > 0) g.emplace(part);

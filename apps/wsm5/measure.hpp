@@ -68,7 +68,7 @@ struct variant_run {
   wsm5::domain at_check;         ///< state after check_calls calls (empty when not checking)
   std::vector<double> samples;   ///< per-call times without transfers, calls 4 .. 3 + repeats [s]
   double time_s = 0;             ///< median of samples
-  double with_transfers_s = 0;   ///< median per call with transfers (pinned, chunked, overlapped)
+  double with_transfers_s = 0;   ///< median per call with transfers (host_fields, chunked, overlapped)
   /// The variant of the with-transfers timing: v, or automatic (chosen per row chunk by its columns) when
   /// automatic was asked for.
   wsm5::variant transfers_v = wsm5::variant::thread_per_column;

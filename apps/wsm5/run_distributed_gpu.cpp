@@ -21,15 +21,15 @@ namespace wsm5_app {
 namespace {
 
 /// `samples` and `with_transfers_s` of this rank's part: the one-process timings (3 warm-up calls, then
-/// `repeats` calls without transfers; with transfers pinned, `chunks` row chunks). An empty part: zeros.
+/// `repeats` calls without transfers; with transfers from host_fields, `chunks` row chunks). An empty part:
+/// zeros.
 void time_part(const wsm5::domain& part, wsm5::variant v, const variant_plan& plan, variant_run& r) {
   r.samples.assign(static_cast<std::size_t>(plan.repeats), 0.0);
   if (part.columns() == 0) return;
   wsm5::gpu_domain gt(part);
   r.samples = wsm5::time_gpu_steps(gt, v, 3, plan.repeats);
   r.samples.resize(static_cast<std::size_t>(plan.repeats), 0.0);
-  wsm5::domain host = part;
-  const wsm5::host_pin pin(host);
+  wsm5::host_fields host(part);
   r.with_transfers_s =
       median(wsm5::time_gpu_steps_with_transfers(gt, host, v, plan.chunks, 2, std::max(3, plan.repeats / 2)));
 }

@@ -93,7 +93,8 @@ void print_variant(std::ostream& os, const variant_run& r, const variant_figures
   os << std::defaultfloat << std::setprecision(4) << wsm5::to_string(r.v) << ": " << r.time_s * 1e3
      << " ms per call (median of calls 4-" << 3 + repeats << ": first " << r.samples.front() * 1e3 << ", last "
      << r.samples.back() * 1e3 << "), " << r.with_transfers_s * 1e3 << " ms with transfers (" << chunks
-     << " chunks, pinned" << (r.transfers_v == wsm5::variant::automatic ? ", automatic per chunk" : "") << "); " << f.cells_per_s / 1e9 << " Gcells/s, " << f.gb_per_s << " GB/s ("
+     << " chunks, one pinned allocation" << (r.transfers_v == wsm5::variant::automatic ? ", automatic per chunk" : "")
+     << "); " << f.cells_per_s / 1e9 << " Gcells/s, " << f.gb_per_s << " GB/s ("
      << f.percent_of_memory_floor << " % of the memory floor), ~" << f.gflop_per_s << " GFLOP/s ("
      << f.percent_of_arithmetic_floor << " % of FP32 peak); speed-up " << f.vs_cpu_one_thread
      << "x over one CPU thread, " << f.vs_cpu_all_threads << "x over " << cpu.threads << " threads\n          ";

@@ -510,16 +510,53 @@ GPU_TEST_CASE(transfers_path_matches_the_resident_path) {
     for (auto v : {wsm5::variant::thread_per_column, wsm5::variant::warp_per_column, wsm5::variant::automatic}) {
       wsm5::domain host = in;
       for (auto* f : {&host.rainncv, &host.snowncv, &host.sr}) std::fill(f->begin(), f->end(), test::poison_value<float>());
+      wsm5::host_fields fields(host);  // the same poisoned state in one pinned allocation
       wsm5::gpu_domain g(in);
       {
         wsm5::host_pin pin(host);
         g.step_with_transfers(host, v, s.chunks);
       }
+      wsm5::gpu_domain g2(in);
+      g2.step_with_transfers(fields, v, s.chunks);
+      wsm5::domain from_fields;
+      fields.store(from_fields);
       BOOST_TEST_CONTEXT(wsm5::to_string(v) << " " << s.nx << "x" << s.ny << " in " << s.chunks << " chunks") {
         require_identical(host, resident);
+        require_identical(from_fields, resident);
       }
     }
   }
+}
+
+GPU_TEST_CASE(host_fields_lay_the_fields_out_one_after_another) {
+  // The layout step_with_transfers(host_fields&) copies from: 3D fields at a stride of ny nz nx floats in
+  // field_names_3d order, then the 2D fields at ny nx; load then store gives the domain back bitwise.
+  const wsm5::domain d = wsm5::generate(37, 5, 12, 3);
+  wsm5::host_fields h(d);
+  const std::int64_t n3 = d.ny * d.nz * d.nx, n2 = d.ny * d.nx;
+  const auto& names3 = wsm5::field_names_3d();
+  const auto& names2 = wsm5::field_names_2d();
+  for (std::size_t k = 0; k < names3.size(); ++k) {
+    BOOST_TEST(h.field(names3[k]) - h.field("p") == static_cast<std::int64_t>(k) * n3);
+    BOOST_TEST(std::memcmp(h.field(names3[k]), wsm5::field(d, names3[k]).data(), sizeof(float) * n3) == 0);
+  }
+  for (std::size_t k = 0; k < names2.size(); ++k) {
+    BOOST_TEST(h.field(names2[k]) - h.field("p") == 10 * n3 + static_cast<std::int64_t>(k) * n2);
+    BOOST_TEST(std::memcmp(h.field(names2[k]), wsm5::field(d, names2[k]).data(), sizeof(float) * n2) == 0);
+  }
+  wsm5::domain back;
+  h.store(back);
+  BOOST_TEST(back.dt == d.dt);
+  require_identical(back, d);
+  // The round trip can fail: a value changed in host_fields comes back changed.
+  h.field("qi")[7] += 1.f;
+  h.store(back);
+  BOOST_TEST(back.qi[7] != d.qi[7]);
+  BOOST_CHECK_THROW(h.field("t"), std::invalid_argument);
+  BOOST_CHECK_THROW(h.load(wsm5::generate(36, 5, 12, 3)), std::invalid_argument);
+  wsm5::domain short_field = d;
+  short_field.qv.pop_back();
+  BOOST_CHECK_THROW(h.load(short_field), std::invalid_argument);
 }
 
 GPU_TEST_CASE(gpu_rejects_too_many_levels) {

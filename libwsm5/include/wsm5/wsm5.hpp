@@ -178,6 +178,8 @@ namespace emulation {
 diagnostics thread_per_column_step(domain& d, bool general_path_only = false);
 }  // namespace emulation
 
+class host_fields;
+
 /// Device-resident copy of a domain (padded pitch: nx rounded up to 32 floats, so warps read whole
 /// 128-byte lines), plus per-column diagnostics. Move-only; throws gpukit::no_cuda_device without a GPU.
 class gpu_domain {
@@ -207,6 +209,9 @@ public:
   /// columns. `d` should be pinned (host_pin) for the copies to be asynchronous. Synchronizes; d then
   /// holds the result.
   void step_with_transfers(domain& d, variant v, int chunks);
+  /// The same from host_fields: a chunk's uploads are 2 copies (the ten 3D fields, rain and snow) and its
+  /// downloads 2 (th .. qs, the five 2D fields), against 12 and 11 from a domain. h then holds the result.
+  void step_with_transfers(host_fields& h, variant v, int chunks);
   /// Bytes moved by one call if every field is read once and every output written once.
   std::int64_t min_bytes_per_call() const;
   std::int64_t pitch() const;
@@ -235,6 +240,43 @@ private:
   std::vector<void*> ptrs_;
 };
 
+/// A domain's fields in one page-locked allocation (cudaMallocHost): the ten 3D fields one after another
+/// in field_names_3d() order, each ny * nz * nx floats laid out as in domain, then the five 2D fields in
+/// field_names_2d() order, each ny * nx. A row chunk of consecutive fields is then one strided copy, so
+/// gpu_domain::step_with_transfers moves a chunk in 4 copies instead of 23 (each copy costs ~2.7 us
+/// beyond its bytes). For a model that keeps its WSM5 state here between calls. Move-only; throws
+/// gpukit::no_cuda_device without a GPU. Example:
+///   wsm5::host_fields h(d);                       // once
+///   g.step_with_transfers(h, wsm5::variant::automatic, 6);  // each call: up, compute, down
+///   h.store(d);                                   // when the state is wanted as a domain
+class host_fields {
+public:
+  explicit host_fields(const domain& d);  ///< d's shape, dt and fields
+  ~host_fields();
+  host_fields(const host_fields&) = delete;
+  host_fields& operator=(const host_fields&) = delete;
+  host_fields(host_fields&&) noexcept;
+  host_fields& operator=(host_fields&&) noexcept;
+
+  /// Every field and dt of `d`; throws std::invalid_argument when its shape differs.
+  void load(const domain& d);
+  /// Every field and dt into `d`, resized to this shape.
+  void store(domain& d) const;
+  /// The field's first value (its values as domain's vector holds them); std::invalid_argument for an
+  /// unknown name.
+  float* field(std::string_view name);
+  const float* field(std::string_view name) const;
+  std::int64_t nx() const { return nx_; }
+  std::int64_t ny() const { return ny_; }
+  std::int64_t nz() const { return nz_; }
+  float dt() const { return dt_; }
+
+private:
+  std::int64_t nx_ = 0, ny_ = 0, nz_ = 0;
+  float dt_ = 0;
+  float* data_ = nullptr;
+};
+
 /// FP32 peak of the current device from its properties: SMs x 128 FP32 lanes x 2 flops x clock [flop/s].
 double peak_fp32_flops();
 
@@ -257,6 +299,8 @@ transfer_bytes transfer_bytes_per_call(std::int64_t nx, std::int64_t ny, std::in
 std::vector<double> time_gpu_steps(gpu_domain& g, variant v, int warmup, int repeats);
 /// As time_gpu_steps for step_with_transfers (host -> device, call, device -> host) on pinned `d`.
 std::vector<double> time_gpu_steps_with_transfers(gpu_domain& g, domain& d, variant v, int chunks, int warmup,
+                                                  int repeats);
+std::vector<double> time_gpu_steps_with_transfers(gpu_domain& g, host_fields& h, variant v, int chunks, int warmup,
                                                   int repeats);
 
 // ---- checks ----------------------------------------------------------------------------------------

@@ -24,9 +24,11 @@ namespace wsm5 {
 struct gpu_domain::impl {
   std::int64_t nx = 0, ny = 0, nz = 0, pitch = 0;
   float dt = 0;
-  // 3D: th qv qc qr qi qs p den delz pii (the order of field_names_3d is p den delz pii th qv ..)
-  std::array<gpukit::device_buffer<float>, 10> f3;
-  std::array<gpukit::device_buffer<float>, 5> f2;  // rain snow rainncv snowncv sr
+  // The ten 3D fields in one allocation, in field_names_3d order (p den delz pii th qv qc qr qi qs), each
+  // n3 = ny nz pitch floats; the five 2D fields (rain snow rainncv snowncv sr) in another, each n2 = ny
+  // pitch: consecutive fields are one strided copy away from host_fields.
+  std::int64_t n3 = 0, n2 = 0;
+  gpukit::device_buffer<float> f3, f2;
   gpukit::device_buffer<std::int32_t> mstep;
   gpukit::device_buffer<float> resid;
   gpukit::device_buffer<float> field_sums;  // find_nonfinite: one sum per output field
@@ -40,14 +42,37 @@ struct gpu_domain::impl {
       events.push_back(e);
     }
   }
+  /// step_with_transfers over the row chunks `rows` (transfer_chunk_rows): upload(j0, r, stream) enqueues
+  /// a chunk's uploads, download(j0, r, stream) its downloads. Three streams: every upload in order on
+  /// one, each chunk's kernel on a second once its upload is done (event), each chunk's download on a
+  /// third once its kernel is done. The uploads never wait for a download, so the host link's upward
+  /// direction, the bottleneck (188 MB up against 115 MB down on CONUS), stays busy from the first byte
+  /// to the last. Synchronizes.
+  template <class Upload, class Download>
+  void transfer_pipeline(const std::vector<std::int64_t>& rows, variant v, Upload upload, Download download) {
+    const std::size_t n = rows.empty() ? 0 : rows.size() - 1;
+    ensure_events(2 * n);
+    cudaStream_t up = streams[0], compute = streams[1], down = streams[2];
+    for (std::size_t c = 0; c < n; ++c) {
+      const std::int64_t j0 = rows[c], r = rows[c + 1] - rows[c];
+      upload(j0, r, up);
+      GPUKIT_CUDA_CHECK(cudaEventRecord(events[2 * c], up));
+      GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(compute, events[2 * c], 0));
+      launch(v, static_cast<int>(j0), static_cast<int>(r), compute);
+      GPUKIT_CUDA_CHECK(cudaEventRecord(events[2 * c + 1], compute));
+      GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(down, events[2 * c + 1], 0));
+      download(j0, r, down);
+    }
+    for (cudaStream_t st : {up, compute, down}) GPUKIT_CUDA_CHECK(cudaStreamSynchronize(st));
+  }
 
   float* d3(const std::string& n) {
     const auto& names = field_names_3d();
-    return f3[static_cast<std::size_t>(std::find(names.begin(), names.end(), n) - names.begin())].data();
+    return f3.data() + (std::find(names.begin(), names.end(), n) - names.begin()) * n3;
   }
   float* d2(const std::string& n) {
     const auto& names = field_names_2d();
-    return f2[static_cast<std::size_t>(std::find(names.begin(), names.end(), n) - names.begin())].data();
+    return f2.data() + (std::find(names.begin(), names.end(), n) - names.begin()) * n2;
   }
   detail::view make_view(int j0) {
     detail::view v{};
@@ -110,8 +135,12 @@ gpu_domain::gpu_domain(const domain& d) : p_(new impl) {
     p_->nx = d.nx; p_->ny = d.ny; p_->nz = d.nz; p_->dt = d.dt;
     p_->pitch = (d.nx + 31) / 32 * 32;  // 128-byte rows
     const std::int64_t n3 = d.ny * d.nz * p_->pitch, n2 = d.ny * p_->pitch;
-    for (auto& b : p_->f3) { b = gpukit::device_buffer<float>(n3); b.fill_bytes(0); }
-    for (auto& b : p_->f2) { b = gpukit::device_buffer<float>(n2); b.fill_bytes(0); }  // padding stays 0
+    p_->n3 = n3;
+    p_->n2 = n2;
+    p_->f3 = gpukit::device_buffer<float>(10 * n3);
+    p_->f3.fill_bytes(0);
+    p_->f2 = gpukit::device_buffer<float>(5 * n2);
+    p_->f2.fill_bytes(0);  // padding stays 0
     p_->mstep = gpukit::device_buffer<std::int32_t>(n2);
     p_->mstep.fill_bytes(0);
     p_->resid = gpukit::device_buffer<float>(n2);
@@ -212,37 +241,62 @@ std::optional<nonfinite_value> gpu_domain::find_nonfinite() const {
 void gpu_domain::step_with_transfers(domain& d, variant v, int chunks) {
   if (d.nx != p_->nx || d.ny != p_->ny || d.nz != p_->nz) throw std::invalid_argument("step_with_transfers: shape differs");
   p_->dt = d.dt;
-  const std::vector<std::int64_t> rows = transfer_chunk_rows(d.ny, chunks);
-  if (rows.empty()) return;  // no rows
   const std::int64_t pitch = p_->pitch, nx = d.nx, nz = d.nz;
-  const std::size_t n = rows.size() - 1;
-  p_->ensure_events(2 * n);
-  // Three streams: every upload in order on one, each chunk's kernel on a second once its upload is done
-  // (event), each chunk's download on a third once its kernel is done. The uploads never wait for a
-  // download, so the host link's upward direction, the bottleneck (188 MB up against 115 MB down on
-  // CONUS), stays busy from the first byte to the last. One copy per field and chunk: a copy costs
-  // ~2.7 us beyond its bytes, and neither cudaMemcpy3DBatchAsync nor a second upload stream hides it
-  // (bench/experiments/host_copies).
-  cudaStream_t up = p_->streams[0], compute = p_->streams[1], down = p_->streams[2];
-  for (std::size_t c = 0; c < n; ++c) {
-    const std::int64_t j0 = rows[c], r = rows[c + 1] - rows[c];
+  // One copy per field and chunk: a copy costs ~2.7 us beyond its bytes, and neither
+  // cudaMemcpy3DBatchAsync nor a second stream per direction hides it (bench/experiments/host_copies);
+  // host_fields, whose fields share one allocation, needs 4 copies a chunk.
+  const auto upload = [&](std::int64_t j0, std::int64_t r, cudaStream_t s) {
     for (const auto& f : field_names_3d())
       copy_rows(p_->d3(f) + j0 * nz * pitch, pitch, field(d, f).data() + j0 * nz * nx, nx, nx, r * nz,
-                cudaMemcpyHostToDevice, up);
+                cudaMemcpyHostToDevice, s);
     for (const auto& f : {"rain", "snow"})
-      copy_rows(p_->d2(f) + j0 * pitch, pitch, field(d, f).data() + j0 * nx, nx, nx, r, cudaMemcpyHostToDevice, up);
-    GPUKIT_CUDA_CHECK(cudaEventRecord(p_->events[2 * c], up));
-    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(compute, p_->events[2 * c], 0));
-    p_->launch(v, static_cast<int>(j0), static_cast<int>(r), compute);
-    GPUKIT_CUDA_CHECK(cudaEventRecord(p_->events[2 * c + 1], compute));
-    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(down, p_->events[2 * c + 1], 0));
+      copy_rows(p_->d2(f) + j0 * pitch, pitch, field(d, f).data() + j0 * nx, nx, nx, r, cudaMemcpyHostToDevice, s);
+  };
+  const auto download = [&](std::int64_t j0, std::int64_t r, cudaStream_t s) {
     for (const auto& f : {"th", "qv", "qc", "qr", "qi", "qs"})
       copy_rows(field(d, f).data() + j0 * nz * nx, nx, p_->d3(f) + j0 * nz * pitch, pitch, nx, r * nz,
-                cudaMemcpyDeviceToHost, down);
+                cudaMemcpyDeviceToHost, s);
     for (const auto& f : field_names_2d())
-      copy_rows(field(d, f).data() + j0 * nx, nx, p_->d2(f) + j0 * pitch, pitch, nx, r, cudaMemcpyDeviceToHost, down);
-  }
-  for (cudaStream_t s : {up, compute, down}) GPUKIT_CUDA_CHECK(cudaStreamSynchronize(s));
+      copy_rows(field(d, f).data() + j0 * nx, nx, p_->d2(f) + j0 * pitch, pitch, nx, r, cudaMemcpyDeviceToHost, s);
+  };
+  p_->transfer_pipeline(transfer_chunk_rows(d.ny, chunks), v, upload, download);
+}
+
+namespace {
+/// Rows [row0, row0 + rows) of `fields` consecutive fields of `field_rows` rows each (a field's rows
+/// follow the one before's), between pitched layouts: one cudaMemcpy3DAsync, the fields as its depth.
+void copy_field_rows(float* dst, std::int64_t dpitch, const float* src, std::int64_t spitch, std::int64_t width,
+                     std::int64_t field_rows, std::int64_t row0, std::int64_t rows, int fields, cudaMemcpyKind kind,
+                     cudaStream_t s) {
+  if (rows <= 0 || width <= 0 || fields <= 0) return;
+  const auto bytes = [](std::int64_t floats) { return static_cast<std::size_t>(floats) * sizeof(float); };
+  cudaMemcpy3DParms q{};
+  q.srcPtr = make_cudaPitchedPtr(const_cast<float*>(src), bytes(spitch), bytes(width), static_cast<std::size_t>(field_rows));
+  q.dstPtr = make_cudaPitchedPtr(dst, bytes(dpitch), bytes(width), static_cast<std::size_t>(field_rows));
+  q.srcPos = make_cudaPos(0, static_cast<std::size_t>(row0), 0);
+  q.dstPos = q.srcPos;
+  q.extent = make_cudaExtent(bytes(width), static_cast<std::size_t>(rows), static_cast<std::size_t>(fields));
+  q.kind = kind;
+  GPUKIT_CUDA_CHECK(cudaMemcpy3DAsync(&q, s));
+}
+}  // namespace
+
+void gpu_domain::step_with_transfers(host_fields& h, variant v, int chunks) {
+  if (h.nx() != p_->nx || h.ny() != p_->ny || h.nz() != p_->nz)
+    throw std::invalid_argument("step_with_transfers: shape differs");
+  p_->dt = h.dt();
+  const std::int64_t pitch = p_->pitch, nx = p_->nx, nz = p_->nz, ny = p_->ny;
+  // Up: the ten 3D fields (p .. qs) and rain, snow; down: th .. qs (the last six 3D fields) and the five
+  // 2D fields. Each a run of consecutive fields in both layouts: 2 copies a direction and chunk.
+  const auto upload = [&](std::int64_t j0, std::int64_t r, cudaStream_t s) {
+    copy_field_rows(p_->d3("p"), pitch, h.field("p"), nx, nx, ny * nz, j0 * nz, r * nz, 10, cudaMemcpyHostToDevice, s);
+    copy_field_rows(p_->d2("rain"), pitch, h.field("rain"), nx, nx, ny, j0, r, 2, cudaMemcpyHostToDevice, s);
+  };
+  const auto download = [&](std::int64_t j0, std::int64_t r, cudaStream_t s) {
+    copy_field_rows(h.field("th"), nx, p_->d3("th"), pitch, nx, ny * nz, j0 * nz, r * nz, 6, cudaMemcpyDeviceToHost, s);
+    copy_field_rows(h.field("rain"), nx, p_->d2("rain"), pitch, nx, ny, j0, r, 5, cudaMemcpyDeviceToHost, s);
+  };
+  p_->transfer_pipeline(transfer_chunk_rows(ny, chunks), v, upload, download);
 }
 
 std::int64_t gpu_domain::min_bytes_per_call() const {
@@ -272,6 +326,64 @@ host_pin::host_pin(domain& d) {
 }
 host_pin::~host_pin() {
   for (void* p : ptrs_) cudaHostUnregister(p);
+}
+
+namespace {
+/// Offset of `name` in host_fields' allocation (floats); -1 for an unknown name.
+std::int64_t host_field_offset(std::string_view name, std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+  const auto& n3 = field_names_3d();
+  const auto& n2 = field_names_2d();
+  const auto i3 = std::find(n3.begin(), n3.end(), name);
+  if (i3 != n3.end()) return (i3 - n3.begin()) * ny * nz * nx;
+  const auto i2 = std::find(n2.begin(), n2.end(), name);
+  if (i2 != n2.end()) return static_cast<std::int64_t>(n3.size()) * ny * nz * nx + (i2 - n2.begin()) * ny * nx;
+  return -1;
+}
+}  // namespace
+
+host_fields::host_fields(const domain& d) : nx_(d.nx), ny_(d.ny), nz_(d.nz), dt_(d.dt) {
+  if (!reduce::cuda_device_available()) throw gpukit::no_cuda_device(reduce::cuda_unavailable_reason());
+  const std::int64_t floats = (10 * nz_ + 5) * ny_ * nx_;
+  GPUKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), static_cast<std::size_t>(std::max<std::int64_t>(floats, 1)) * sizeof(float)));
+  load(d);
+}
+host_fields::~host_fields() {
+  if (data_) cudaFreeHost(data_);
+}
+host_fields::host_fields(host_fields&& o) noexcept : nx_(o.nx_), ny_(o.ny_), nz_(o.nz_), dt_(o.dt_), data_(o.data_) {
+  o.data_ = nullptr;
+}
+host_fields& host_fields::operator=(host_fields&& o) noexcept {
+  if (this != &o) {
+    if (data_) cudaFreeHost(data_);
+    nx_ = o.nx_; ny_ = o.ny_; nz_ = o.nz_; dt_ = o.dt_; data_ = o.data_;
+    o.data_ = nullptr;
+  }
+  return *this;
+}
+float* host_fields::field(std::string_view name) {
+  const std::int64_t at = host_field_offset(name, nx_, ny_, nz_);
+  if (at < 0) throw std::invalid_argument("host_fields: no field named " + std::string(name));
+  return data_ + at;
+}
+const float* host_fields::field(std::string_view name) const { return const_cast<host_fields*>(this)->field(name); }
+void host_fields::load(const domain& d) {
+  if (d.nx != nx_ || d.ny != ny_ || d.nz != nz_) throw std::invalid_argument("host_fields::load: shape differs");
+  for (const auto& n : field_names_3d())
+    if (static_cast<std::int64_t>(wsm5::field(d, n).size()) != ny_ * nz_ * nx_)
+      throw std::invalid_argument("host_fields::load: field " + n + " has the wrong size");
+  for (const auto& n : field_names_2d())
+    if (static_cast<std::int64_t>(wsm5::field(d, n).size()) != ny_ * nx_)
+      throw std::invalid_argument("host_fields::load: field " + n + " has the wrong size");
+  dt_ = d.dt;
+  for (const auto& n : field_names_3d()) std::copy(wsm5::field(d, n).begin(), wsm5::field(d, n).end(), field(n));
+  for (const auto& n : field_names_2d()) std::copy(wsm5::field(d, n).begin(), wsm5::field(d, n).end(), field(n));
+}
+void host_fields::store(domain& d) const {
+  if (d.nx != nx_ || d.ny != ny_ || d.nz != nz_) d.resize(nx_, ny_, nz_);
+  d.dt = dt_;
+  for (const auto& n : field_names_3d()) std::copy(field(n), field(n) + ny_ * nz_ * nx_, wsm5::field(d, n).begin());
+  for (const auto& n : field_names_2d()) std::copy(field(n), field(n) + ny_ * nx_, wsm5::field(d, n).begin());
 }
 
 double gpu_precip_extra_rel() {
@@ -374,6 +486,13 @@ std::vector<double> time_gpu_steps_with_transfers(gpu_domain& g, domain& d, vari
                                                   int repeats) {
   gpukit::cuda_timer timer(nullptr);
   std::vector<double> t = timer.samples([&] { g.step_with_transfers(d, v, chunks); }, {warmup, repeats});
+  for (double& x : t) x *= 1e-6;
+  return t;
+}
+std::vector<double> time_gpu_steps_with_transfers(gpu_domain& g, host_fields& h, variant v, int chunks, int warmup,
+                                                  int repeats) {
+  gpukit::cuda_timer timer(nullptr);
+  std::vector<double> t = timer.samples([&] { g.step_with_transfers(h, v, chunks); }, {warmup, repeats});
   for (double& x : t) x *= 1e-6;
   return t;
 }

@@ -173,7 +173,38 @@ int main() {
   std::vector<cudaEvent_t> ev(4 * 16);
   for (auto& event : ev) CK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   const size_t f3 = 308 * 35;  // rows of one 3D field
-  auto pipeline = [&](int n, bool geometric, int nu, int nd) {
+  // A chunk's rows of `fields` 3D fields at a fixed stride (f3 rows: as one allocation holding every field
+  // would have them) in one cudaMemcpy3DAsync.
+  auto copy3d = [&](float* dst, size_t dpitch, const float* src, size_t spitch, size_t row0, size_t rows, int fields,
+                    cudaMemcpyKind kind, cudaStream_t s) {
+    cudaMemcpy3DParms q{};
+    q.srcPtr = make_cudaPitchedPtr(const_cast<float*>(src), spitch * 4, nx * 4, f3);
+    q.srcPos = make_cudaPos(0, row0, 0);
+    q.dstPtr = make_cudaPitchedPtr(dst, dpitch * 4, nx * 4, f3);
+    q.dstPos = make_cudaPos(0, row0, 0);
+    q.extent = make_cudaExtent(nx * 4, rows, static_cast<size_t>(fields));
+    q.kind = kind;
+    CK(cudaMemcpy3DAsync(&q, s));
+  };
+  time("up 3D fields as 8 x one 3D copy of 10 fields", [&] {
+    for (int c = 0; c < 8; ++c) copy3d(d_up, pitch, h_up, nx, c * (f3 / 8), f3 / 8, 10, cudaMemcpyHostToDevice, a);
+  });
+  time("up 3D fields as 8 x 10 2D copies", [&] {
+    for (int c = 0; c < 8; ++c)
+      for (int f = 0; f < 10; ++f)
+        CK(cudaMemcpy2DAsync(d_up + (f * f3 + c * (f3 / 8)) * pitch, pitch * 4, h_up + (f * f3 + c * (f3 / 8)) * nx, nx * 4,
+                             nx * 4, f3 / 8, cudaMemcpyHostToDevice, a));
+  });
+  {  // the 3D copies deliver the host bytes
+    CK(cudaMemset(d_up, 0, rows_up * pitch * 4));
+    for (int c = 0; c < 8; ++c) copy3d(d_up, pitch, h_up, nx, c * (f3 / 8), c == 7 ? f3 - 7 * (f3 / 8) : f3 / 8, 10, cudaMemcpyHostToDevice, a);
+    CK(cudaStreamSynchronize(a));
+    std::vector<float> back(10 * f3 * nx);
+    CK(cudaMemcpy2D(back.data(), nx * 4, d_up, pitch * 4, nx * 4, 10 * f3, cudaMemcpyDeviceToHost));
+    std::printf("%s\n", std::equal(back.begin(), back.end(), h_up) ? "check ok: the 3D-copy upload equals the host data"
+                                                                    : "FAILED: the 3D-copy upload differs from the host data");
+  }
+  auto pipeline = [&](int n, bool geometric, int nu, int nd, bool three_d = false) {
     std::vector<double> w(n, 1.0);
     if (geometric) for (int c = 1; c < n; ++c) w[c] = w[c - 1] * 0.7;
     double tw = 0; for (double x : w) tw += x;
@@ -182,11 +213,13 @@ int main() {
     for (int c = 1; c < n; ++c) { cum += w[c - 1]; j[c] = std::max(j[c - 1] + 1, static_cast<size_t>(std::llround(308 * cum / tw))); }
     j[n] = 308;
     char name[96];
-    std::snprintf(name, sizeof name, "pipeline %d chunks %s, %d up / %d down streams", n, geometric ? "x0.7" : "equal", nu, nd);
+    std::snprintf(name, sizeof name, "pipeline %d chunks %s, %d up / %d down streams%s", n, geometric ? "x0.7" : "equal", nu, nd,
+                  three_d ? ", fields as 3D" : "");
     time(name, [&] {
       for (int c = 0; c < n; ++c) {
         const size_t j0 = j[c], r = j[c + 1] - j[c];
-        for (int f = 0; f < 12; ++f) {  // 10 3D fields, then 2 2D fields (in the 3D fields' tail)
+        if (three_d) copy3d(d_up, pitch, h_up, nx, j0 * 35, r * 35, 10, cudaMemcpyHostToDevice, u_s[0]);
+        for (int f = three_d ? 10 : 0; f < 12; ++f) {  // 10 3D fields, then 2 2D fields (in the 3D fields' tail)
           const size_t base = f < 10 ? f * f3 + j0 * 35 : 10 * f3 + (f - 10) * 308 + j0, rows = f < 10 ? r * 35 : r;
           CK(cudaMemcpy2DAsync(d_up + base * pitch, pitch * 4, h_up + base * nx, nx * 4, nx * 4, rows, cudaMemcpyHostToDevice, u_s[f % nu]));
         }
@@ -198,7 +231,8 @@ int main() {
         CK(cudaGetLastError());
         CK(cudaEventRecord(ev[4 * c + 2], k_s));
         for (int dd = 0; dd < nd; ++dd) CK(cudaStreamWaitEvent(d_s[dd], ev[4 * c + 2], 0));
-        for (int f = 0; f < 11; ++f) {  // 6 3D fields, 5 2D fields
+        if (three_d) copy3d(h_dn, nx, d_dn, pitch, j0 * 35, r * 35, 6, cudaMemcpyDeviceToHost, d_s[0]);
+        for (int f = three_d ? 6 : 0; f < 11; ++f) {  // 6 3D fields, 5 2D fields
           const size_t base = f < 6 ? f * f3 + j0 * 35 : 6 * f3 + (f - 6) * 308 + j0, rows = f < 6 ? r * 35 : r;
           CK(cudaMemcpy2DAsync(h_dn + base * nx, nx * 4, d_dn + base * pitch, pitch * 4, nx * 4, rows, cudaMemcpyDeviceToHost, d_s[f % nd]));
         }
@@ -209,6 +243,7 @@ int main() {
     });
   };
   for (int n : {6, 8, 10}) pipeline(n, false, 1, 1);
+  for (int n : {4, 6, 8, 10, 12, 16}) pipeline(n, true, 1, 1, true);
   for (int n : {4, 6, 8, 10, 12})
     for (int nu : {1, 2})
       for (int nd : {1, 2}) pipeline(n, true, nu, nd);

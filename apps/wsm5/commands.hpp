@@ -14,7 +14,7 @@ struct run_options {
   bool check = false;
   std::string device = "auto";    // auto | cpu | gpu | cuda
   int repeats = 20;               // timed calls per variant (median)
-  int chunks = 6;                 // row chunks of the with-transfers timing (wsm5::transfer_chunk_rows)
+  int chunks = 12;                // row chunks of the with-transfers timing (wsm5::transfer_chunk_rows)
   std::string output;             // HDF5 state after the run; empty: none
   std::string json;               // report; empty: none
   bool quiet = false;

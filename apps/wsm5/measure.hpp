@@ -75,7 +75,7 @@ struct variant_run {
 };
 struct variant_plan {
   int steps = 1, check_calls = 0;  ///< check_calls 0: no check state kept
-  int repeats = 20, chunks = 6;
+  int repeats = 20, chunks = 12;
   bool progress = true;
 };
 /// Runs `v` (with transfers: `transfers_v`); when `final_state` is not null, downloads the state after

@@ -475,26 +475,27 @@ transfer_bytes transfer_bytes_per_call(std::int64_t nx, std::int64_t ny, std::in
   return {10 * f3 + 2 * f2, 6 * f3 + 5 * f2};
 }
 
-std::vector<double> time_gpu_steps(gpu_domain& g, variant v, int warmup, int repeats) {
+namespace {
+/// Per-call times of `call` in seconds: `warmup` calls, then `repeats` timed with CUDA events.
+template <class Call>
+std::vector<double> seconds_per_call(Call call, int warmup, int repeats) {
   gpukit::cuda_timer timer(nullptr);
-  std::vector<double> t = timer.samples([&] { g.step_async(v); }, {warmup, repeats});
+  std::vector<double> t = timer.samples(call, {warmup, repeats});
   for (double& x : t) x *= 1e-6;
   return t;
 }
+}  // namespace
 
+std::vector<double> time_gpu_steps(gpu_domain& g, variant v, int warmup, int repeats) {
+  return seconds_per_call([&] { g.step_async(v); }, warmup, repeats);
+}
 std::vector<double> time_gpu_steps_with_transfers(gpu_domain& g, domain& d, variant v, int chunks, int warmup,
                                                   int repeats) {
-  gpukit::cuda_timer timer(nullptr);
-  std::vector<double> t = timer.samples([&] { g.step_with_transfers(d, v, chunks); }, {warmup, repeats});
-  for (double& x : t) x *= 1e-6;
-  return t;
+  return seconds_per_call([&] { g.step_with_transfers(d, v, chunks); }, warmup, repeats);
 }
 std::vector<double> time_gpu_steps_with_transfers(gpu_domain& g, host_fields& h, variant v, int chunks, int warmup,
                                                   int repeats) {
-  gpukit::cuda_timer timer(nullptr);
-  std::vector<double> t = timer.samples([&] { g.step_with_transfers(h, v, chunks); }, {warmup, repeats});
-  for (double& x : t) x *= 1e-6;
-  return t;
+  return seconds_per_call([&] { g.step_with_transfers(h, v, chunks); }, warmup, repeats);
 }
 
 }  // namespace wsm5

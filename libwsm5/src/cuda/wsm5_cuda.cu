@@ -345,7 +345,12 @@ host_fields::host_fields(const domain& d) : nx_(d.nx), ny_(d.ny), nz_(d.nz), dt_
   if (!reduce::cuda_device_available()) throw gpukit::no_cuda_device(reduce::cuda_unavailable_reason());
   const std::int64_t floats = (10 * nz_ + 5) * ny_ * nx_;
   GPUKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), static_cast<std::size_t>(std::max<std::int64_t>(floats, 1)) * sizeof(float)));
-  load(d);
+  try {
+    load(d);
+  } catch (...) {  // a field of the wrong size: no destructor runs for a throwing constructor
+    cudaFreeHost(data_);
+    throw;
+  }
 }
 host_fields::~host_fields() {
   if (data_) cudaFreeHost(data_);
@@ -380,7 +385,7 @@ void host_fields::load(const domain& d) {
   for (const auto& n : field_names_2d()) std::copy(wsm5::field(d, n).begin(), wsm5::field(d, n).end(), field(n));
 }
 void host_fields::store(domain& d) const {
-  if (d.nx != nx_ || d.ny != ny_ || d.nz != nz_) d.resize(nx_, ny_, nz_);
+  d.resize(nx_, ny_, nz_);  // every field of this shape, whatever d held
   d.dt = dt_;
   for (const auto& n : field_names_3d()) std::copy(field(n), field(n) + ny_ * nz_ * nx_, wsm5::field(d, n).begin());
   for (const auto& n : field_names_2d()) std::copy(field(n), field(n) + ny_ * nx_, wsm5::field(d, n).begin());

@@ -225,7 +225,7 @@ CPU_TEST_CASE(transfer_chunks_cover_every_row_once_and_shrink) {
       }
     }
   BOOST_TEST(wsm5::transfer_chunk_rows(0, 8).empty());
-  // The checks above fail on a wrong split: equal chunks break the shrink bound, a gap or a repeat the order.
+  // The shrink bound fails on a wrong split: equal chunks break it.
   const std::vector<std::int64_t> equal{0, 77, 154, 231, 308};
   BOOST_TEST(!(equal[2] - equal[1] <= 0.7 * (equal[1] - equal[0]) + 2.0));
 }

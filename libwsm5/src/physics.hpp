@@ -182,6 +182,51 @@ WSM5_HD qsat_pair qsat_water_ice(float t, float p) {
   return {water, qsat_of_es(es_ice(tr, ln_tr), p)};
 }
 
+// ---- the loop-start saturation as process_rates reads it ---------------------------------------------
+// WRF's qs1, qs2 (q_s over water and ice) and rh1, rh2 of a level, from its T and qv at the start of the
+// minor loop. process_rates reads them only where a rate needs them: q_s,w and rh1 for prevp (rain), q_s,i
+// and rh2 below T0 for pidep and psdep (ice, snow), q_s,i alone for pigen's test qv > q_s,i. The reference
+// and warp_per_column compute all four for every level; thread_per_column only those its level will read
+// (needed_start_saturation), so a level without rain, ice or snow that is surely below saturation
+// (surely_subsaturated) skips the double log and exps of e_s. The values it computes are bitwise
+// qsat_water_ice's and the reference's rh.
+
+/// The fast screen's functions: on the device the SFU forms (__logf: absolute error <= 2^-21.41 on
+/// [0.5, 2]; __expf: <= 2 + 1.173 |x| ulp; __fdividef: 2 ulp), on the host the libm ones.
+#if defined(__CUDA_ARCH__)
+WSM5_HD float screen_log(float x) { return __logf(x); }
+WSM5_HD float screen_exp(float x) { return __expf(x); }
+WSM5_HD float screen_div(float a, float b) { return __fdividef(a, b); }
+#else
+WSM5_HD float screen_log(float x) { return ::logf(x); }
+WSM5_HD float screen_exp(float x) { return ::expf(x); }
+WSM5_HD float screen_div(float a, float b) { return a / b; }
+#endif
+
+/// Whether max(qv, qmin) is surely below q_s at (t, p) over water (ice = false) or ice (ice = true, the
+/// water value at T >= T_tp), decided from a fast estimate q_f of q_s: true only where
+/// max(qv, qmin) < 0.99 q_f and e_s < p / 2. Bound, device (the host's libm is closer): T_r = T_tp / T
+/// in [0.5, 2] (T from 137 to 546 K), so ln T_r is within 2^-21.41 = 3.6e-7; T_r within 2 ulp (2.4e-7
+/// relative) moves the exponent a = ln T_r xa + xb (1 - T_r) by |xa / T_r - xb| T_r 2.4e-7 <= 1.2e-5;
+/// xa = 5.08 takes ln T_r's error to 1.8e-6; the float products and sums of a (|a| <= 25) round apart
+/// by <= 4 ulp of [16, 32) = 7.6e-6; __expf adds <= 2 + 1.173 x 25 ulp = 3.7e-6. So e_s is within
+/// 2.5e-5 relative of the exact path's; with e_s < p / 2, p - e_s within 2.5e-5 + 1 ulp, and the quotient's 2 ulp:
+/// q_f within 6e-5 of q_s (q_s's clamp at qmin only raises q_s). The margin, 1e-2, is 160x that: a
+/// level the screen passes has max(qv, qmin) - q_s < 0 exactly as the exact path computes it.
+WSM5_HD bool surely_subsaturated(float t, float p, float qv, bool ice) {
+  const float tr = screen_div(ttp, t);
+  const float ln_tr = screen_log(tr);
+  const float a = ice && t < ttp ? ln_tr * xai + xbi * (1.f - tr) : ln_tr * xa + xb * (1.f - tr);
+  const float es = psat * screen_exp(a);
+  if (!(es < 0.5f * p)) return false;
+  return fmax_(qv, qmin) < 0.99f * screen_div(ep2 * es, p - es);
+}
+
+struct start_saturation {
+  float qs1, qs2, rh1, rh2;
+  bool below_ice;  ///< qv surely below q_s,i (qs2 then unset): pigen's test is not evaluated
+};
+
 /// sqrt(rho0/rho) as WRF V3.1 computes it (VREC then VSQRT: 1/rho first, then * rho0).
 WSM5_HD float denfac_of(float den) { return ::sqrtf((1.f / den) * den0); }
 WSM5_HD float cpmcal(float qv) { return cpd * (1.f - fmax_(qv, qmin)) + fmax_(qv, qmin) * cpv; }
@@ -236,6 +281,23 @@ WSM5_HD float venfac(float p, float t, float den) {
   return ::expf(::logf(viscos(t, den) / diffus(t, p)) * 0.3333333f) / ::sqrtf(viscos(t, den)) *
          ::sqrtf(::sqrtf(den0 / den));
 }
+/// process_rates' transport terms at one (T, p, rho), each only where asked for: diffac over water
+/// (work1_w) and over ice (work1_i), venfac (work2); diffus and viscos once for all three. Bitwise the
+/// statement functions above (the same operations in the same order).
+struct transport_terms {
+  float work1_w, work1_i, work2;
+};
+WSM5_HD transport_terms transport_of(float xl, float p, float t, float den, float qs1, float qs2, bool water, bool ice,
+                                     bool ventilation) {
+  transport_terms w{0.f, 0.f, 0.f};
+  if (!(water || ice || ventilation)) return w;
+  const float dif = diffus(t, p), vis = viscos(t, den);
+  const float conduction = 1.414e3f * vis * den * rv * t * t;  // xka(t, den) * rv * t * t
+  if (water) w.work1_w = den * xl * xl / conduction + 1.f / (qs1 * dif);
+  if (ice) w.work1_i = den * xls * xls / conduction + 1.f / (qs2 * dif);
+  if (ventilation) w.work2 = ::expf(::logf(vis / dif) * 0.3333333f) / ::sqrtf(vis) * ::sqrtf(::sqrtf(den0 / den));
+  return w;
+}
 
 /// Fall rates w = V / dz [s-1] of rain and snow (mass-weighted speeds from the slopes).
 WSM5_HD float rain_fall_rate(const slope& s, float denfac, float delz) { return pvtr * s.rb * denfac / delz; }
@@ -272,6 +334,29 @@ WSM5_HD void snow_melt(float& t, float& qr, float& qs, float p, float den, float
 struct level {
   float t, qv, qc, qr, qi, qs;
 };
+
+/// The values process_rates will read for a level whose state after sedimentation and phase changes is
+/// `s` (t, p, qv: its loop-start T, pressure and qv); the others 0.
+WSM5_HD start_saturation needed_start_saturation(float t, float p, float qv, const level& s) {
+  start_saturation sat{0.f, 0.f, 0.f, 0.f, false};
+  const bool water = s.qr > 0.f;
+  const bool cold = t0c - s.t > 0.f;  // process_rates' supcol > 0
+  if (cold && !(s.qi > 0.f || s.qs > 0.f)) sat.below_ice = surely_subsaturated(t, p, qv, true);
+  const bool ice = cold && !sat.below_ice;
+  if (!water && !ice) return sat;
+  const float tr = div_rn(ttp, t);
+  const float ln_tr = log_qsat(tr);
+  const float qs_water = water || !(t < ttp) ? qsat_of_es(es_water(tr, ln_tr), p) : 0.f;
+  if (water) {
+    sat.qs1 = qs_water;
+    sat.rh1 = fmax_(qv / qs_water, qmin);
+  }
+  if (ice) {
+    sat.qs2 = t < ttp ? qsat_of_es(es_ice(tr, ln_tr), p) : qs_water;
+    sat.rh2 = fmax_(qv / sat.qs2, qmin);
+  }
+  return sat;
+}
 
 /// 4.5: instantaneous phase changes (pimlt, pihmf, pihtf, psfrz), in this order. rslope_r is the
 /// pre-sedimentation rain slope (classic quirk).
@@ -310,31 +395,39 @@ WSM5_HD void phase_changes(level& s, float den, float xl, float cpm, float rslop
   }
 }
 
-/// 4.6-4.9: refreshed slopes, warm and cold process rates, the mass limiter and the update. qs1/qs2
-/// and rh1/rh2 are those of the start of the minor loop (classic quirk); n0sfac that of sedimentation.
+/// 4.6-4.9: refreshed slopes, warm and cold process rates, the mass limiter and the update. `sat` holds
+/// qs1/qs2 and rh1/rh2 of the start of the minor loop (classic quirk); n0sfac is that of sedimentation
+/// (read only where there is snow). OnlyWhereRead (thread_per_column): the transport terms are evaluated
+/// only where a rate reads them (diffac over water: prevp; over ice: pidep, psdep; venfac: prevp, psdep),
+/// so a level without rain, ice or snow skips them; nothing else reads them, so the values are the same.
+/// warp_per_column (its lanes are levels, whose needs differ) and the reference evaluate all three.
+template <bool OnlyWhereRead>
 WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl, float cpm, float n0sfac,
-                           float qs1, float qs2, float rh1, float rh2, float dtcld) {
+                           const start_saturation& sat, float dtcld) {
   // 4.6 refresh
   const slope sr = rain_slope(s.qr, den);
   const slope ss = snow_slope(s.qs, den, n0sfac);
-  const float work1_w = diffac(xl, p, s.t, den, qs1);
-  const float work1_i = diffac(xls, p, s.t, den, qs2);
-  const float work2 = venfac(p, s.t, den);
+  const bool cold = t0c - s.t > 0.f;  // supcol > 0 below
+  const bool cold_deposition = cold && (s.qi > 0.f || s.qs > 0.f);
+  const bool all = !OnlyWhereRead;
+  const transport_terms tt = transport_of(xl, p, s.t, den, sat.qs1, sat.qs2, all || s.qr > 0.f, all || cold_deposition,
+                                          all || s.qr > 0.f || (cold && s.qs > 0.f));
+  const float work1_w = tt.work1_w, work1_i = tt.work1_i, work2 = tt.work2;
 
   float praut = 0.f, pracw = 0.f, prevp = 0.f, psaci = 0.f, psacw = 0.f, pidep = 0.f, psdep = 0.f,
         pigen = 0.f, psaut = 0.f, psevp = 0.f;
   // 4.7 warm rain
   {
-    const float supsat = fmax_(s.qv, qmin) - qs1;
-    const float satdt = supsat / dtcld;
     if (s.qc > qc0) {
       praut = qck1 * pow_const(s.qc, 7.f / 3.f);
       praut = fmin_(praut, s.qc / dtcld);
     }
     if (s.qr > qcrmin && s.qc > qmin) pracw = fmin_(pacrr * sr.r3 * sr.rb * s.qc * denfac, s.qc / dtcld);
     if (s.qr > 0.f) {
+      const float supsat = fmax_(s.qv, qmin) - sat.qs1;
+      const float satdt = supsat / dtcld;
       const float coeres = coeres_of(sr);
-      prevp = (rh1 - 1.f) * (precr1 * sr.r2 + precr2 * work2 * coeres) / work1_w;
+      prevp = (sat.rh1 - 1.f) * (precr1 * sr.r2 + precr2 * work2 * coeres) / work1_w;
       if (prevp < 0.f) {
         prevp = fmax_(prevp, -s.qr / dtcld);
         prevp = fmax_(prevp, satdt / 2.f);
@@ -346,12 +439,10 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
   // 4.8 cold processes
   {
     const float supcol = t0c - s.t;
-    const float supsat = fmax_(s.qv, qmin) - qs2;
-    const float satdt = supsat / dtcld;
     int ifsat = 0;
-    const float xni = ice_number(den, s.qi);
-    const float eacrs = ::expf(0.07f * (-supcol));
     if (supcol > 0.f && s.qs > qcrmin && s.qi > qmin) {  // psaci
+      const float xni = ice_number(den, s.qi);
+      const float eacrs = ::expf(0.07f * (-supcol));
       const float xmi = den * s.qi / xni;
       const float diameter = fmin_(dicon * ::sqrtf(xmi), dimax);
       const float vt2i = 1.49e4f * pow_const(diameter, 1.31f);
@@ -361,11 +452,16 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
     }
     if (s.qs > qcrmin && s.qc > qmin)  // psacw
       psacw = fmin_(pacrc * n0sfac * ss.r3 * ss.rb * s.qc * denfac, s.qc / dtcld);
-    if (supcol > 0.f) {
+    // Below T0 with ice or snow (pidep, psdep), or where pigen's qv > q_s,i may hold: a dry level
+    // surely below ice saturation (below_ice) has no deposition rate.
+    if (supcol > 0.f && (cold_deposition || !sat.below_ice)) {
+      const float supsat = fmax_(s.qv, qmin) - sat.qs2;
+      const float satdt = supsat / dtcld;
       if (s.qi > 0.f && ifsat != 1) {  // pidep
+        const float xni = ice_number(den, s.qi);
         const float xmi = den * s.qi / xni;
         const float diameter = dicon * ::sqrtf(xmi);
-        pidep = 4.f * diameter * xni * (rh2 - 1.f) / work1_i;
+        pidep = 4.f * diameter * xni * (sat.rh2 - 1.f) / work1_i;
         const float supice = satdt - prevp;
         if (pidep < 0.f) {
           pidep = fmax_(fmax_(pidep, satdt / 2.f), supice);
@@ -377,7 +473,7 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
       }
       if (s.qs > 0.f && ifsat != 1) {  // psdep
         const float coeres = coeres_of(ss);
-        psdep = (rh2 - 1.f) * n0sfac * (precs1 * ss.r2 + precs2 * work2 * coeres) / work1_i;
+        psdep = (sat.rh2 - 1.f) * n0sfac * (precs1 * ss.r2 + precs2 * work2 * coeres) / work1_i;
         const float supice = satdt - prevp - pidep;
         if (psdep < 0.f) {
           psdep = fmax_(psdep, -s.qs / dtcld);
@@ -394,13 +490,15 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
         pigen = fmax_(0.f, (roqi0 / den - fmax_(s.qi, 0.f)) / dtcld);
         pigen = fmin_(fmin_(pigen, satdt), supice);
       }
-      if (s.qi > 0.f) {  // psaut
-        const float qimax = roqimax / den;
-        psaut = fmax_(0.f, (s.qi - qimax) / dtcld);
-      }
     }
-    if (supcol < 0.f) {  // psevp (always 0 since psdep is only computed below T0; kept as WRF has it)
-      if (s.qs > 0.f && rh1 < 1.f) psevp = psdep * work1_i / work1_w;
+    if (supcol > 0.f && s.qi > 0.f) {  // psaut
+      const float qimax = roqimax / den;
+      psaut = fmax_(0.f, (s.qi - qimax) / dtcld);
+    }
+    if (supcol < 0.f) {  // psevp
+      // WRF: if (qs > 0 && rh1 < 1) psevp = psdep * work1_i / work1_w. psdep is only set below T0, so
+      // that is +0 (work1_i and work1_w are finite and positive) and psevp stays +0 either way; not
+      // evaluated, since it would need q_s,w and both diffacs on every warm level with snow.
       psevp = fmin_(fmax_(psevp, -s.qs / dtcld), 0.f);
     }
   }
@@ -469,7 +567,16 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
 }
 
 /// 4.10-4.11: saturation adjustment with q_s,w from the current T, then tiny qc, qi set to zero.
+/// Screen (thread_per_column): a level without cloud water that is surely below water saturation
+/// (surely_subsaturated) skips q_s,w: there work1 < 0 makes pcond +0 and, without qc, nothing
+/// evaporates, so qv and T keep their bits and qc (+0 or -0) becomes +0, as below.
+template <bool Screen = false>
 WSM5_HD void condensation(level& s, float p, float xl, float cpm, float dtcld) {
+  if (Screen && !(s.qc > 0.f) && surely_subsaturated(s.t, p, s.qv, false)) {
+    s.qc = 0.f;
+    if (s.qi <= qmin) s.qi = 0.f;
+    return;
+  }
   const float qs1 = qsat(s.t, p, false);
   // IEEE divisions (div_rn): work1 is the condensed amount itself, moved 1:1 into qv and qc.
   const float work1 = div_rn(fmax_(s.qv, qmin) - qs1, 1.f + div_rn(div_rn(xl * xl, rv * cpm) * qs1, s.t * s.t));

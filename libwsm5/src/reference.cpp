@@ -206,8 +206,8 @@ row_result wsm5_row(domain& d, std::int64_t j, row_work& w) {
       for (std::int64_t i = 0; i < nx; ++i) {
         const std::int64_t x = k * nx + i;
         level s{w.t[x], qv[x], qc[x], qr[x], qi[x], qs[x]};
-        process_rates(s, p[x], den[x], w.denfac[x], w.xl[x], w.cpm[x], w.n0sfac[x], w.qs1[x], w.qs2[x], w.rh1[x],
-                      w.rh2[x], dtcld);
+        const start_saturation sat{w.qs1[x], w.qs2[x], w.rh1[x], w.rh2[x], false};
+        process_rates<false>(s, p[x], den[x], w.denfac[x], w.xl[x], w.cpm[x], w.n0sfac[x], sat, dtcld);
         w.t[x] = s.t; qv[x] = s.qv; qc[x] = s.qc; qr[x] = s.qr; qi[x] = s.qi; qs[x] = s.qs;
       }
     for (std::int64_t k = 0; k < nz; ++k)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpukit_paths.hpp"
+#include "soundings.hpp"
 #include "test_support.hpp"
 #include "wsm5/wsm5.hpp"
 
@@ -200,11 +201,14 @@ CPU_TEST_CASE(reference_is_independent_of_the_thread_count) {
 CPU_TEST_CASE(thread_per_column_structure_on_the_host_matches_the_reference_bitwise) {
   // The GPU kernel's per-column code, run on the CPU: same rounding as the reference (no contraction),
   // so any difference is a loop-structure bug (sub-steps inline in the sweep, fused melting, the general
-  // path's local arrays, state in place between minor loops at dt = 300 s). Both paths: the inline one
-  // (golden case 5 needs 2+ sub-steps) and the general one forced on every column.
+  // path's local arrays, state in place between minor loops at dt = 300 s; the saturations and rates it
+  // evaluates only where they are read, and its subsaturation screen). Both paths: the inline one (golden
+  // case 5 needs 2+ sub-steps) and the general one forced on every column. The random soundings add
+  // saturated, supercooled and all-ice columns, where the screen must not skip a level.
   for (bool general : {false, true}) {
     for (const wsm5::domain& in : {golden_input(), wsm5::generate(37, 4, 35, 9), wsm5::generate(33, 2, 33, 10),
-                                   wsm5::generate(5, 2, 35, 11, 300.f), wsm5::generate(4, 1, 64, 12, 300.f)}) {
+                                   wsm5::generate(5, 2, 35, 11, 300.f), wsm5::generate(4, 1, 64, 12, 300.f),
+                                   test_wsm5::random_soundings(60, 3, 64), test_wsm5::random_soundings(60, 4, 64)}) {
       BOOST_TEST_CONTEXT((general ? "general path, " : "inline path, ") << in.nx << "x" << in.ny << "x" << in.nz
                                                                           << " dt " << in.dt) {
         wsm5::domain ref = in, emu = in;
@@ -494,9 +498,16 @@ GPU_TEST_CASE(gpu_water_budget_closes_every_call) {
 
 GPU_TEST_CASE(gpu_variants_agree_bitwise) {
   // Same pointwise physics in the same order; warp_per_column's parallel sub-step update is bitwise the
-  // sequential one (README, "Variants"). What lets automatic switch variants from chunk to chunk.
-  const wsm5::domain in = wsm5::generate(70, 5, 35, 9);
-  require_identical(run_gpu(in, wsm5::variant::thread_per_column, 2), run_gpu(in, wsm5::variant::warp_per_column, 2));
+  // sequential one (README, "Variants"). What lets automatic switch variants from chunk to chunk. It also
+  // tests thread_per_column's subsaturation screen with the device's fast functions (warp_per_column
+  // computes every saturation): on the random soundings' saturated, supercooled and all-ice columns a
+  // screen that skipped a level near saturation would change its qv, qc and T.
+  for (const wsm5::domain& in : {wsm5::generate(70, 5, 35, 9), test_wsm5::random_soundings(300, 5, 64),
+                                 test_wsm5::random_soundings(300, 6, 64, 48, 72.f)}) {
+    BOOST_TEST_CONTEXT(in.nx << "x" << in.ny << "x" << in.nz << " dt " << in.dt) {
+      require_identical(run_gpu(in, wsm5::variant::thread_per_column, 2), run_gpu(in, wsm5::variant::warp_per_column, 2));
+    }
+  }
 }
 
 GPU_TEST_CASE(transfers_path_matches_the_resident_path) {

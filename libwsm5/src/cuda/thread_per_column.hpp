@@ -266,14 +266,22 @@ WSM5_HD void thread_per_column_column(const view& v, int i, std::int64_t j) {
         l = xl_l[k];
       }
       const float tk0 = s.t, qv0 = s.qv;
-      const float n0sf = n0sfac_of(tk0);
+      // n0sfac (an exp of the loop-start T) only where snow reads it: snow at the start or falling in
+      // (the melting in sedimentation), or after the phase changes (process_rates). 0: not computed.
+      float n0sf = 0.f;
       const slope sr0 = rain_slope(s.qr, dk);
       if (inline_sed) {
         const bool top = k == nz - 1;
         const float wr = wr_c[k], ws = ws_c[k], wi = wi_c[k];
+        // Snow can only come from the start or from above (settle keeps a 0 without inflow at 0).
+        bool snow = s.qs > 0.f;
+WSM5_UNROLL
+        for (int n = 0; n < S; ++n)
+          if (n < mstep) snow = snow || fs_up[n] > 0.f;
+        if (snow) n0sf = n0sfac_of(tk0);
         // Melting needs T > T0; it only cools, so a level that starts at or below T0 never melts.
         slope ss0{};
-        if (tk0 > t0c) ss0 = snow_slope(s.qs, dk, n0sf);
+        if (tk0 > t0c) ss0 = snow_slope(s.qs, dk, n0sf);  // qs = 0: the constant slope, n0sf unread
 WSM5_UNROLL
         for (int n = 0; n < S; ++n) {
           if (n < mstep) {
@@ -303,13 +311,13 @@ WSM5_UNROLL
       } else {
         s.t = t_l[k]; s.qr = qr_l[k]; s.qs = qs_l[k]; s.qi = qi_l[k];
       }
-      // Pointwise processes: q_s and rh from the loop-start T and qv, the pre-sedimentation rain slope.
-      const qsat_pair sat = qsat_water_ice(tk0, pk);
-      const float qs1 = sat.water, qs2 = sat.ice;
-      const float rh1 = fmax_(qv0 / qs1, qmin), rh2 = fmax_(qv0 / qs2, qmin);
+      // Pointwise processes: q_s and rh from the loop-start T and qv (when a rate asks for them: a dry
+      // level below saturation skips the double log and exps), the pre-sedimentation rain slope.
       phase_changes(s, dk, l, cp, sr0.r, dtcld);
-      process_rates(s, pk, dk, denfac_of(dk), l, cp, n0sf, qs1, qs2, rh1, rh2, dtcld);
-      condensation(s, pk, l, cp, dtcld);
+      const start_saturation sat = needed_start_saturation(tk0, pk, qv0, s);
+      if (s.qs > 0.f && n0sf == 0.f) n0sf = n0sfac_of(tk0);  // the phase changes made snow; qs <= 0: unread
+      process_rates<true>(s, pk, dk, denfac_of(dk), l, cp, n0sf, sat, dtcld);
+      condensation<true>(s, pk, l, cp, dtcld);
 #if WSM5_TPC_PREFETCH
       v.th[x] = last ? div_rn(s.t, piik) : s.t;  // back to theta after the last loop
 #else

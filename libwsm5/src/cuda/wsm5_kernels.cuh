@@ -194,7 +194,8 @@ __global__ void __launch_bounds__(256, 2) warp_per_column_kernel(view v) {
       if (!valid[m]) continue;
       level s{t[m], qv[m], qc[m], qr[m], qi[m], qs[m]};
       phase_changes(s, den[m], xl[m], cpm[m], rs_r[m], dtcld);
-      process_rates(s, p[m], den[m], denfac_of(den[m]), xl[m], cpm[m], n0sf[m], qs1[m], qs2[m], rh1[m], rh2[m], dtcld);
+      const start_saturation sat{qs1[m], qs2[m], rh1[m], rh2[m], false};
+      process_rates<false>(s, p[m], den[m], denfac_of(den[m]), xl[m], cpm[m], n0sf[m], sat, dtcld);
       condensation(s, p[m], xl[m], cpm[m], dtcld);
       t[m] = s.t; qv[m] = s.qv; qc[m] = s.qc; qr[m] = s.qr; qi[m] = s.qi; qs[m] = s.qs;
     }

@@ -264,26 +264,30 @@ WSM5_HD float ice_number(float den, float qi) {
   return fmin_(fmax_(5.38e7f * temp, 1.e3f), 1.e6f);
 }
 
-// Transport coefficients (WRF statement functions diffus, viscos, xka, diffac, venfac). The divisions
-// of diffus and viscos (the vapour diffusivity and the kinematic viscosity, inputs of xka, diffac and
-// venfac, hence of every deposition and evaporation rate) are IEEE on the device (div_rn). Measured on an
+// Transport coefficients (WRF statement functions diffus, viscos, xka, diffac, venfac; the *_of forms
+// take diffus and viscos computed once). The divisions of diffus and viscos (the vapour diffusivity and
+// the kinematic viscosity, inputs of xka, diffac and venfac, hence of every deposition and evaporation
+// rate) are IEEE on the device (div_rn). Measured on an
 // H200, golden columns after one call, GPU's max |x - WRF| over the CPU reference's: qi 1.77x with them
 // approximate, 1.33x with them IEEE (or with diffus's and diffac's), every other field unchanged; diffus's
 // alone, or venfac's, left qi at 1.77x. Cost: thread_per_column +2 % (0.479-0.483 against 0.468-0.476
 // ms on CONUS), warp_per_column none.
 WSM5_HD float diffus(float t, float p) { return div_rn(8.794e-5f * ::expf(::logf(t) * 1.81f), p); }
 WSM5_HD float viscos(float t, float den) { return div_rn(div_rn(1.496e-6f * (t * ::sqrtf(t)), t + 120.f), den); }
-WSM5_HD float xka(float t, float den) { return 1.414e3f * viscos(t, den) * den; }
-WSM5_HD float diffac(float xl, float p, float t, float den, float qs) {
-  return den * xl * xl / (xka(t, den) * rv * t * t) + 1.f / (qs * diffus(t, p));
+WSM5_HD float xka_of(float vis, float den) { return 1.414e3f * vis * den; }
+WSM5_HD float xka(float t, float den) { return xka_of(viscos(t, den), den); }
+/// diffac with latent heat xl and saturation mixing ratio qs, from conduction = xka rv T^2 and the
+/// diffusivity dif.
+WSM5_HD float diffac_of(float xl, float den, float qs, float conduction, float dif) {
+  return den * xl * xl / conduction + 1.f / (qs * dif);
 }
-WSM5_HD float venfac(float p, float t, float den) {
-  return ::expf(::logf(viscos(t, den) / diffus(t, p)) * 0.3333333f) / ::sqrtf(viscos(t, den)) *
-         ::sqrtf(::sqrtf(den0 / den));
+/// venfac from the kinematic viscosity vis and the diffusivity dif.
+WSM5_HD float venfac_of(float vis, float dif, float den) {
+  return ::expf(::logf(vis / dif) * 0.3333333f) / ::sqrtf(vis) * ::sqrtf(::sqrtf(den0 / den));
 }
+WSM5_HD float venfac(float p, float t, float den) { return venfac_of(viscos(t, den), diffus(t, p), den); }
 /// process_rates' transport terms at one (T, p, rho), each only where asked for: diffac over water
-/// (work1_w) and over ice (work1_i), venfac (work2); diffus and viscos once for all three. Bitwise the
-/// statement functions above (the same operations in the same order).
+/// (work1_w) and over ice (work1_i), venfac (work2); diffus, viscos and xka once for all three.
 struct transport_terms {
   float work1_w, work1_i, work2;
 };
@@ -292,10 +296,10 @@ WSM5_HD transport_terms transport_of(float xl, float p, float t, float den, floa
   transport_terms w{0.f, 0.f, 0.f};
   if (!(water || ice || ventilation)) return w;
   const float dif = diffus(t, p), vis = viscos(t, den);
-  const float conduction = 1.414e3f * vis * den * rv * t * t;  // xka(t, den) * rv * t * t
-  if (water) w.work1_w = den * xl * xl / conduction + 1.f / (qs1 * dif);
-  if (ice) w.work1_i = den * xls * xls / conduction + 1.f / (qs2 * dif);
-  if (ventilation) w.work2 = ::expf(::logf(vis / dif) * 0.3333333f) / ::sqrtf(vis) * ::sqrtf(::sqrtf(den0 / den));
+  const float conduction = xka_of(vis, den) * rv * t * t;
+  if (water) w.work1_w = diffac_of(xl, den, qs1, conduction, dif);
+  if (ice) w.work1_i = diffac_of(xls, den, qs2, conduction, dif);
+  if (ventilation) w.work2 = venfac_of(vis, dif, den);
   return w;
 }
 

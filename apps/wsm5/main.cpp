@@ -9,6 +9,7 @@
 
 #include "app.hpp"
 #include "commands.hpp"
+#include "wsm5/wsm5.hpp"
 
 namespace {
 
@@ -68,7 +69,7 @@ void add_bench(CLI::App& app, wsm5_app::bench_options& o, action_t& action) {
                "columns (median ms per call without transfers), the measured crossover and what --variant "
                "automatic picks at each size; needs a GPU (exit 3 without)");
   b->add_flag("--crossover", o.crossover, "time both GPU variants over column counts")->required();
-  b->add_option("--nz", o.nz, "levels")->check(CLI::Range(std::int64_t{2}, std::int64_t{64}))->capture_default_str();
+  b->add_option("--nz", o.nz, "levels")->check(CLI::Range(std::int64_t{2}, wsm5::gpu_max_levels))->capture_default_str();
   b->add_option("--dt", o.dt, "model time step [s]")->check(CLI::Validator(check_dt, "SECONDS in (0, 3600]"))->capture_default_str();
   b->add_option("--repeats", o.repeats, "timed calls per point (median), after 3 warm-up calls")
       ->check(CLI::Range(1, 10'000))
@@ -99,7 +100,7 @@ void add_generate(CLI::App& app, wsm5_app::generate_options& o, action_t& action
   g->add_option("out,--output", o.out, "output domain (HDF5)")->required()->type_name("OUT.h5");
   g->add_option("--nx", o.nx, "columns along x")->check(CLI::Range(std::int64_t{1}, std::int64_t{100'000}))->capture_default_str();
   g->add_option("--ny", o.ny, "columns along y")->check(CLI::Range(std::int64_t{1}, std::int64_t{100'000}))->capture_default_str();
-  g->add_option("--nz", o.nz, "levels (the GPU variants take at most 64)")
+  g->add_option("--nz", o.nz, "levels (the GPU variants take at most " + std::to_string(wsm5::gpu_max_levels) + ")")
       ->check(CLI::Range(std::int64_t{2}, std::int64_t{1000}))
       ->capture_default_str();
   g->add_option("--seed", o.seed, "random seed")->check(CLI::Validator(check_seed, "UINT64"))->capture_default_str();

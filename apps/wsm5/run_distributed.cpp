@@ -41,7 +41,7 @@ void agreed(const dist::communicator& comm, bool input, const std::function<void
   } catch (const std::bad_alloc&) {
     error = "out of host memory";
     bad = false;
-  } catch (const std::invalid_argument& e) {  // e.g. gpu_domain refusing nz > 64: bad input, as run_app says
+  } catch (const std::invalid_argument& e) {  // e.g. gpu_domain refusing nz > 256: bad input, as run_app says
     error = e.what();
     bad = true;
   } catch (const std::exception& e) {

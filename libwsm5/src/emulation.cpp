@@ -33,11 +33,19 @@ diagnostics thread_per_column_step(domain& d, bool general_path_only) {
   v.pitch = d.nx;
   v.j0 = 0;
   v.dt = d.dt;
-  for (std::int64_t j = 0; j < d.ny; ++j)
-    for (int i = 0; i < v.nx; ++i) {
-      if (general_path_only) detail::thread_per_column_column<detail::max_levels, 0>(v, i, j);
-      else detail::thread_per_column_column<detail::max_levels, detail::inline_substeps>(v, i, j);
+  // The GPU's two instantiations (local arrays of 64 or 256 levels), chosen by nz as the launch does.
+  const auto column = [&](int i, std::int64_t j) {
+    constexpr int shallow = detail::tpc_shallow_levels, deep = detail::max_levels;
+    if (v.nz <= shallow) {
+      if (general_path_only) detail::thread_per_column_column<shallow, 0>(v, i, j);
+      else detail::thread_per_column_column<shallow, detail::inline_substeps>(v, i, j);
+    } else {
+      if (general_path_only) detail::thread_per_column_column<deep, 0>(v, i, j);
+      else detail::thread_per_column_column<deep, detail::inline_substeps>(v, i, j);
     }
+  };
+  for (std::int64_t j = 0; j < d.ny; ++j)
+    for (int i = 0; i < v.nx; ++i) column(i, j);
   for (std::size_t c = 0; c < n2; ++c) {
     out.rain_total += d.rainncv[c];
     out.snow_total += d.snowncv[c];

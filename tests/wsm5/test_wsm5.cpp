@@ -208,7 +208,10 @@ CPU_TEST_CASE(thread_per_column_structure_on_the_host_matches_the_reference_bitw
   for (bool general : {false, true}) {
     for (const wsm5::domain& in : {golden_input(), wsm5::generate(37, 4, 35, 9), wsm5::generate(33, 2, 33, 10),
                                    wsm5::generate(5, 2, 35, 11, 300.f), wsm5::generate(4, 1, 64, 12, 300.f),
-                                   test_wsm5::random_soundings(60, 3, 64), test_wsm5::random_soundings(60, 4, 64)}) {
+                                   test_wsm5::random_soundings(60, 3, 64), test_wsm5::random_soundings(60, 4, 64),
+                                   // the deep instantiation (local arrays of 256 levels): nz 65 .. 256
+                                   test_wsm5::random_soundings(30, 13, 256, 65), test_wsm5::random_soundings(20, 14, 256, 80),
+                                   test_wsm5::random_soundings(8, 15, 256, 256, 300.f)}) {
       BOOST_TEST_CONTEXT((general ? "general path, " : "inline path, ") << in.nx << "x" << in.ny << "x" << in.nz
                                                                           << " dt " << in.dt) {
         wsm5::domain ref = in, emu = in;
@@ -230,7 +233,7 @@ CPU_TEST_CASE(thread_per_column_structure_on_the_host_matches_the_reference_bitw
       }
     }
   }
-  wsm5::domain deep = wsm5::generate(2, 1, 65, 1);
+  wsm5::domain deep = wsm5::generate(2, 1, 257, 1);
   BOOST_CHECK_THROW(wsm5::emulation::thread_per_column_step(deep), std::invalid_argument);
 }
 
@@ -463,12 +466,15 @@ GPU_TEST_CASE(gpu_variants_match_golden_and_reference) {
 }
 
 GPU_TEST_CASE(gpu_variants_match_reference_on_awkward_shapes) {
-  // nx around the warp/pitch (1, 31, 33, 65), nz below/at/above a warp (1? no: >= 2) and 64.
-  // The last two at dt = 300 s: 3 minor loops (state in place between them).
+  // nx around the warp/pitch (1, 31, 33, 65), nz below/at/above a warp (1? no: >= 2) and 64, and the
+  // deep columns at both ends of each instantiation: 65 and 128 (warp_per_column 4 levels per lane,
+  // thread_per_column's 256-level arrays), 129 and 256 (8 levels per lane). Those at dt = 300 s: 3 minor
+  // loops (state in place between them).
   struct shape { std::int64_t nx, ny, nz; float dt; };
   for (const shape s : {shape{1, 1, 35, 72}, shape{31, 2, 35, 72}, shape{33, 3, 32, 72}, shape{65, 2, 33, 72},
                         shape{7, 2, 64, 72}, shape{40, 1, 2, 72}, shape{129, 2, 35, 72}, shape{45, 2, 35, 300},
-                        shape{9, 1, 64, 300}}) {
+                        shape{9, 1, 64, 300}, shape{33, 2, 65, 72}, shape{5, 3, 128, 300}, shape{31, 1, 129, 72},
+                        shape{6, 2, 256, 300}}) {
     const wsm5::domain in = wsm5::generate(s.nx, s.ny, s.nz, 17 + static_cast<std::uint64_t>(s.nx), s.dt);
     const wsm5::domain ref = run_reference(in, 3);
     for (auto v : gpu_variants) {
@@ -503,7 +509,8 @@ GPU_TEST_CASE(gpu_variants_agree_bitwise) {
   // computes every saturation): on the random soundings' saturated, supercooled and all-ice columns a
   // screen that skipped a level near saturation would change its qv, qc and T.
   for (const wsm5::domain& in : {wsm5::generate(70, 5, 35, 9), test_wsm5::random_soundings(300, 5, 64),
-                                 test_wsm5::random_soundings(300, 6, 64, 48, 72.f)}) {
+                                 test_wsm5::random_soundings(300, 6, 64, 48, 72.f),
+                                 test_wsm5::random_soundings(200, 16, 256, 100), test_wsm5::random_soundings(100, 17, 256, 200)}) {
     BOOST_TEST_CONTEXT(in.nx << "x" << in.ny << "x" << in.nz << " dt " << in.dt) {
       require_identical(run_gpu(in, wsm5::variant::thread_per_column, 2), run_gpu(in, wsm5::variant::warp_per_column, 2));
     }
@@ -571,7 +578,7 @@ GPU_TEST_CASE(host_fields_lay_the_fields_out_one_after_another) {
 }
 
 GPU_TEST_CASE(gpu_rejects_too_many_levels) {
-  BOOST_CHECK_THROW(wsm5::gpu_domain g(wsm5::generate(3, 1, 65, 1)), std::invalid_argument);
+  BOOST_CHECK_THROW(wsm5::gpu_domain g(wsm5::generate(3, 1, 257, 1)), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -135,6 +135,11 @@ enum class variant { cpu, thread_per_column, warp_per_column, automatic };
 const char* to_string(variant v);
 variant parse_variant(const std::string& s);  // throws std::invalid_argument
 
+/// The most levels a column may have on the GPU variants (gpu_domain throws std::invalid_argument above
+/// it); the CPU reference has no limit. Deep columns cost local memory and registers (libwsm5/README.md,
+/// "Variants").
+constexpr std::int64_t gpu_max_levels = 256;
+
 /// What the choice between the GPU variants depends on.
 struct gpu_capacity {
   int sms = 0;               ///< streaming multiprocessors
@@ -174,7 +179,7 @@ namespace emulation {
 /// with the sub-steps inline, general path for columns with many sub-steps) run on the CPU, serially.
 /// general_path_only: every column takes the general path (local arrays), so tests reach it.
 /// For tests without a GPU: built without FMA contraction it gives bitwise the reference's result.
-/// Throws std::invalid_argument for nz > 64.
+/// Throws std::invalid_argument for nz > 256 (the GPU variants' limit).
 diagnostics thread_per_column_step(domain& d, bool general_path_only = false);
 }  // namespace emulation
 

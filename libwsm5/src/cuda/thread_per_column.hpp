@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "physics.hpp"
+#include "wsm5/wsm5.hpp"
 
 // Fully unrolled on the device (the per-sub-step fluxes must stay in registers); host compilers that do
 // not know the pragma would warn.
@@ -30,9 +31,15 @@ struct view {
   float dt;
 };
 
-/// Most levels a column may have: warp_per_column holds ceil(nz/32) <= 2 levels per lane in registers,
-/// thread_per_column's general path keeps per-level arrays of this size in local memory.
-constexpr int max_levels = 64;
+/// Most levels a column may have on the GPU (and in the emulation): WRF grids run 30-100 levels, a few
+/// research grids ~200. thread_per_column keeps 9 per-level arrays in local memory (the fall rates, cpm
+/// and xl, the general path's state): 2,304 bytes a thread in the instantiation for nz <= tpc_shallow_levels,
+/// 9,216 in the one for deeper columns (CUDA reserves the stack for every resident thread: 2.5 GB on a
+/// 132-SM GPU, so the shallow one stays the common case). warp_per_column holds ceil(nz / 32) levels per
+/// lane in registers: up to 2 without spills; 4 (nz <= 128) spill 140 bytes, 8 (nz <= 256) 1,108 (ptxas,
+/// sm_90).
+constexpr int max_levels = static_cast<int>(gpu_max_levels);
+constexpr int tpc_shallow_levels = 64;
 /// Sub-steps that thread_per_column runs inline in its single top-down sweep (their fluxes handed down
 /// in registers). The CONUS test domain needs at most 3; a column needing more takes the general path.
 #ifndef WSM5_TPC_INLINE_SUBSTEPS

@@ -95,11 +95,14 @@ struct gpu_domain::impl {
     if (var == variant::automatic) var = choose_variant(nx * rows, capacity);
     const detail::view v = make_view(j0);
     if (var == variant::thread_per_column) {
-      // 128 threads: 4 warps of consecutive columns. One instantiation (MaxNz = 64): the local arrays'
-      // size only matters on the rare general path (more than inline_substeps sub-steps).
+      // 128 threads: 4 warps of consecutive columns. Local arrays of 64 levels up to nz = 64 (the tuned
+      // case: a smaller stack reservation), of 256 above (thread_per_column.hpp, max_levels).
       const dim3 block(detail::tpc_block),
           grid(static_cast<unsigned>((nx + detail::tpc_block - 1) / detail::tpc_block), static_cast<unsigned>(rows));
-      detail::thread_per_column_kernel<detail::max_levels><<<grid, block, 0, s>>>(v);
+      if (nz <= detail::tpc_shallow_levels)
+        detail::thread_per_column_kernel<detail::tpc_shallow_levels><<<grid, block, 0, s>>>(v);
+      else
+        detail::thread_per_column_kernel<detail::max_levels><<<grid, block, 0, s>>>(v);
       GPUKIT_CHECK_LAUNCH();
     } else if (var == variant::warp_per_column) {
       // 256 threads: 8 (W = 32) or 16 (W = 16) consecutive columns per block, whose strided level loads
@@ -110,9 +113,12 @@ struct gpu_domain::impl {
         const int cols = threads / w;
         return dim3(static_cast<unsigned>((nx + cols - 1) / cols), static_cast<unsigned>(rows));
       };
+      // Deeper columns: 4 (nz <= 128) or 8 (nz <= 256 = max_levels) levels per lane, spilling.
       if (nz <= 32) detail::warp_per_column_kernel<32, 1><<<grid_for(32), threads, 0, s>>>(v);
       else if (WSM5_WPC_WIDTH == 16 && nz <= 48) detail::warp_per_column_kernel<16, 3><<<grid_for(16), threads, 0, s>>>(v);
-      else detail::warp_per_column_kernel<32, 2><<<grid_for(32), threads, 0, s>>>(v);
+      else if (nz <= 64) detail::warp_per_column_kernel<32, 2><<<grid_for(32), threads, 0, s>>>(v);
+      else if (nz <= 128) detail::warp_per_column_kernel<32, 4><<<grid_for(32), threads, 0, s>>>(v);
+      else detail::warp_per_column_kernel<32, 8><<<grid_for(32), threads, 0, s>>>(v);
       GPUKIT_CHECK_LAUNCH();
     } else {
       throw std::invalid_argument("gpu_domain: variant cpu is not a GPU variant");

@@ -105,7 +105,9 @@ void print_variant(std::ostream& os, const variant_run& r, const variant_figures
 void print_check(std::ostream& os, const variant_check& c, const variant_run& r, int calls) {
   os << "          check vs CPU reference after " << calls << " calls:";
   for (const auto& e : c.errors) os << " " << e.name << " " << std::scientific << std::setprecision(1) << e.max_abs;
-  os << std::defaultfloat << (c.fields_ok ? "  [ok]" : "  [FAILED]") << "; budget " << std::scientific
+  os << std::defaultfloat << (c.fields_ok ? "  [ok]" : "  [FAILED]");
+  if (!c.fields.summary.empty()) os << " (" << c.fields.summary << ")";
+  os << "; budget " << std::scientific
      << std::setprecision(2) << static_cast<double>(r.diag.max_budget_residual) << " <= " << c.budget_bound
      << std::defaultfloat << (c.budget_ok ? "  [ok]" : "  [FAILED]") << "\n";
 }
@@ -221,6 +223,9 @@ nlohmann::json check_json(const variant_check& c, const variant_run& r, int call
   return {{"calls", calls},
           {"fields", fields},
           {"fields_ok", c.fields_ok},
+          {"columns_beyond_bounds_count", c.fields.columns_beyond},
+          {"outlier_columns_allowed_count", c.fields.outliers_allowed},
+          {"fields_note", c.fields.summary},
           {"budget_residual_mm", static_cast<double>(r.diag.max_budget_residual)},
           {"budget_bound_mm", c.budget_bound},
           {"budget_ok", c.budget_ok},

@@ -256,11 +256,15 @@ check_result check_against_reference(const domain& gpu, const domain& ref, const
     for (std::size_t f = 0; f < e.size(); ++f) within = within && e[f] <= allowed[f];
     if (++r.columns_beyond > r.outliers_allowed || !within) {
       name_worst(r, c, e, within ? plain : allowed, within ? plain : allowed);
-      r.summary = !within ? "a column beyond the bounds differs by more than a branch's jump: " +
-                                where(r, ref.nx, " > allowance ")
-                          : "more than " + std::to_string(r.outliers_allowed) + " columns (1 in " +
-                                std::to_string(outlier_columns_per) + ") beyond the bounds; one past the count: " +
-                                where(r, ref.nx, " > bound ");
+      if (!within)
+        r.summary = "a column beyond the bounds differs by more than a branch's jump: " + where(r, ref.nx, " > allowance ");
+      else if (r.outliers_allowed == 0)
+        r.summary = "beyond the bounds (no outlier column below " + std::to_string(outlier_columns_per) +
+                    " columns): " + where(r, ref.nx, " > bound ");
+      else
+        r.summary = "more than " + std::to_string(r.outliers_allowed) + " columns (1 in " +
+                    std::to_string(outlier_columns_per) + ") beyond the bounds; one past the count: " +
+                    where(r, ref.nx, " > bound ");
       return r;
     }
     if (r.columns_beyond == 1) name_worst(r, c, e, plain, allowed);

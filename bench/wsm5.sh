@@ -12,6 +12,7 @@
 #                              2^19 full), the measured crossover, what `automatic` picks (+ .log, plots)
 #   OUTDIR/wsm5-distance.log   the GPU test of the distance from WRF (golden columns, one call) per variant
 #                              and field against the CPU reference's; its worst ratio in the headline
+#   OUTDIR/wsm5-deep.{json,log} a generated 200 x 200 x 100 domain, every variant checked after 3 calls
 set -euo pipefail
 if [[ $# -lt 2 ]]; then
   echo "usage: bench/wsm5.sh BUILD_DIR OUTDIR [--quick]" >&2
@@ -75,8 +76,17 @@ if [[ -x $test_bin ]]; then
     --log_level=message --color_output=no >"$out/wsm5-distance.log" 2>&1 || true
 fi
 
+# Deep columns: a generated 200 x 200 x 100 domain (thin layers near the ground, up to ~13 sub-steps), every
+# variant checked against the CPU reference after 3 calls (wsm5::check_against_reference: rare outlier
+# columns within a threshold branch's jump). A failed check is the headline's MISS line, not this script's
+# exit status (the run's own exit 1 is in wsm5-deep.log).
+rm -f "$out/wsm5-deep.json"
+"$wsm5" generate --nx 200 --ny 200 --nz 100 --seed 3 --dt 72 "$tmp/deep.h5" >/dev/null
+"$wsm5" run deep.h5 --variant all --check --steps 3 --cpu-steps 3 --repeats 10 --json "$out/wsm5-deep.json" \
+  >"$out/wsm5-deep.log" 2>&1 || true
+
 python3 - "$out/wsm5-bench.json" "$out/wsm5.headline.txt" "$out/wsm5-crossover.json" "$out/wsm5-long.json" \
-  "$out/wsm5-distance.log" <<'PY'
+  "$out/wsm5-distance.log" "$out/wsm5-deep.json" <<'PY'
 import json, os, re, sys
 r = json.load(open(sys.argv[1]))
 i, res = r["inputs"], r["results"]
@@ -150,6 +160,19 @@ if dist:
                  f"(golden columns, one call): worst {worst[1]} {float(worst[4]):.3f}x ({worst[0]}); {worst[0]}: {per_field}")
 else:
     lines.append("---- GPU distance from WRF: not measured (no tests/wsm5/test_wsm5 in the build, or no GPU case ran)")
+deep = json.load(open(sys.argv[6])) if os.path.exists(sys.argv[6]) else None
+if deep and deep["results"].get("variants"):
+    dv = deep["results"]["variants"]
+    d_in = deep["inputs"]
+    ok = all(v.get("check", {}).get("ok") for v in dv)
+    notes = "; ".join(f"{v['variant']} {v['time_ms']:.3f} ms, check {'ok' if v.get('check', {}).get('ok') else 'FAILED'}"
+                      + (f" ({v['check']['fields_note']})" if v.get("check", {}).get("fields_note") else "") for v in dv)
+    lines.append(f"{'PASS' if ok else 'MISS'} deep columns {d_in['nx']}x{d_in['ny']}x{d_in['nz']}, every GPU variant checked "
+                 f"after 3 calls: {notes}")
+elif deep:
+    lines.append("---- deep columns: no GPU variant ran (the CPU reference only)")
+else:
+    lines.append("MISS deep columns: no report (wsm5-deep.log says why)")
 lines.append(f"overall check: {'ok' if res.get('ok') else 'FAILED'}")
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

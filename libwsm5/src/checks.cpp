@@ -67,29 +67,33 @@ namespace {
 /// ill-conditioned where r ~ eps (1.1e-3 after one call on valid soundings at r ~ 1e-9 mm): there the
 /// weighted difference is as small as the amounts, which is what matters to a user. max_abs keeps the
 /// plain max |sr_a - sr_b| for the report; max_excess is the weighted difference beyond its allowance.
+double sr_weighted_excess(const domain& a, const domain& b, std::size_t c, const gpu_bounds& bounds) {
+  const double u = std::ldexp(1.0, -24), eps = 1e-12;
+  const double sa = a.sr[c], sb = b.sr[c], rb = b.rainncv[c], snb = b.snowncv[c];
+  const double ds = bounds.precip + bounds.precip_rel * std::fabs(snb);
+  const double dr = bounds.precip + bounds.precip_rel * std::fabs(rb);
+  const double allowed = ds + std::fabs(sa) * dr + 4 * u * std::fabs(sa) * (rb + eps);
+  const double excess = std::fabs(sa - sb) * (rb + eps) - allowed;
+  return std::isnan(excess) ? std::numeric_limits<double>::infinity() : excess;
+}
+
 field_error compare_sr(const domain& a, const domain& b, const gpu_bounds& bounds) {
   field_error e;
   e.name = "sr";
   e.max_excess = -std::numeric_limits<double>::infinity();
-  const double u = std::ldexp(1.0, -24), eps = 1e-12;
   if (a.sr.size() != b.sr.size() || a.sr.empty()) {
     e.max_abs = e.max_excess = a.sr.size() == b.sr.size() ? 0.0 : std::numeric_limits<double>::infinity();
     return e;
   }
   for (std::size_t c = 0; c < a.sr.size(); ++c) {
-    const double sa = a.sr[c], sb = b.sr[c], rb = b.rainncv[c], snb = b.snowncv[c];
-    const double diff = std::fabs(sa - sb);
+    const double diff = std::fabs(static_cast<double>(a.sr[c]) - static_cast<double>(b.sr[c]));
     const double d = std::isnan(diff) ? std::numeric_limits<double>::infinity() : diff;
     if (d > e.max_abs || e.worst < 0) {
       e.max_abs = std::max(e.max_abs, d);
       e.worst = static_cast<std::int64_t>(c);
     }
-    const double ds = bounds.precip + bounds.precip_rel * std::fabs(snb);
-    const double dr = bounds.precip + bounds.precip_rel * std::fabs(rb);
-    const double allowed = ds + std::fabs(sa) * dr + 4 * u * std::fabs(sa) * (rb + eps);
-    const double excess = d * (rb + eps) - allowed;
-    e.max_excess = std::max(e.max_excess, std::isnan(excess) ? std::numeric_limits<double>::infinity() : excess);
-    e.max_rel = std::max(e.max_rel, d / std::max(std::fabs(sb), 1e-6));
+    e.max_excess = std::max(e.max_excess, sr_weighted_excess(a, b, c, bounds));
+    e.max_rel = std::max(e.max_rel, d / std::max(std::fabs(static_cast<double>(b.sr[c])), 1e-6));
   }
   return e;
 }
@@ -141,10 +145,10 @@ double abs_bound(std::size_t f, const gpu_bounds& b) {
   return f + 1 == checked_fields.size() ? b.sr : b.precip;
 }
 
-/// What compare_with_bounds' max_excess measures, for one column of each domain (column ca of a against
-/// column cb of b, the same nz): per field the max over the column's cells of |a - b| beyond the relative
-/// part; for sr the precipitation-weighted excess of compare_sr. NaN counts as +inf.
-field_excess column_excess(const domain& a, const domain& b, std::int64_t ca, std::int64_t cb, const gpu_bounds& bd) {
+/// What compare_with_bounds' max_excess measures, for column c of a against b: per field the max over
+/// the column's cells of |a - b| beyond the relative part; for sr the precipitation-weighted excess of
+/// compare_sr. NaN counts as +inf.
+field_excess column_excess(const domain& a, const domain& b, std::int64_t c, const gpu_bounds& bd) {
   const double inf = std::numeric_limits<double>::infinity();
   const auto excess = [&](double x, double y, double rel) {
     const double e = std::fabs(x - y) - rel * std::fabs(y);
@@ -155,21 +159,16 @@ field_excess column_excess(const domain& a, const domain& b, std::int64_t ca, st
     const auto& x = field(a, checked_fields[f]);
     const auto& y = field(b, checked_fields[f]);
     double m = -inf;
-    for (std::int64_t k = 0; k < a.nz; ++k)
-      m = std::max(m, excess(x[static_cast<std::size_t>(a.at(ca % a.nx, k, ca / a.nx))],
-                             y[static_cast<std::size_t>(b.at(cb % b.nx, k, cb / b.nx))], bd.rel));
+    for (std::int64_t k = 0; k < a.nz; ++k) {
+      const auto x_k = static_cast<std::size_t>(a.at(c % a.nx, k, c / a.nx));
+      m = std::max(m, excess(x[x_k], y[x_k], bd.rel));
+    }
     e[f] = m;
   }
-  const auto xa = static_cast<std::size_t>(ca), xb = static_cast<std::size_t>(cb);
+  const auto x2 = static_cast<std::size_t>(c);
   for (std::size_t f = checked_3d; f + 1 < checked_fields.size(); ++f)
-    e[f] = excess(field(a, checked_fields[f])[xa], field(b, checked_fields[f])[xb], bd.precip_rel);
-  // sr as compare_sr weighs it (derivation there)
-  const double u = std::ldexp(1.0, -24), eps = 1e-12;
-  const double sa = a.sr[xa], sb = b.sr[xb], rb = b.rainncv[xb], snb = b.snowncv[xb];
-  const double allowed = bd.precip + bd.precip_rel * std::fabs(snb) +
-                         std::fabs(sa) * (bd.precip + bd.precip_rel * std::fabs(rb)) + 4 * u * std::fabs(sa) * (rb + eps);
-  const double w = std::fabs(sa - sb) * (rb + eps) - allowed;
-  e.back() = std::isnan(w) ? inf : w;
+    e[f] = excess(field(a, checked_fields[f])[x2], field(b, checked_fields[f])[x2], bd.precip_rel);
+  e.back() = sr_weighted_excess(a, b, x2, bd);
   return e;
 }
 
@@ -178,10 +177,6 @@ bool beyond_bounds(const field_excess& e, const gpu_bounds& b) {
     if (!(e[f] <= abs_bound(f, b))) return true;
   return false;
 }
-
-}  // namespace
-
-namespace {
 
 /// What an outlier column c may differ by (check_against_reference), given its excesses e.
 field_excess outlier_allowance(const domain& a, const domain& b, std::int64_t c, const field_excess& e,
@@ -249,7 +244,7 @@ check_result check_against_reference(const domain& gpu, const domain& ref, const
   for (std::size_t f = 0; f < plain.size(); ++f) plain[f] = abs_bound(f, b);
   r.outliers_allowed = ref.columns() / outlier_columns_per;
   for (std::int64_t c = 0; c < ref.columns(); ++c) {
-    const field_excess e = column_excess(gpu, ref, c, c, b);
+    const field_excess e = column_excess(gpu, ref, c, b);
     if (!beyond_bounds(e, b)) continue;
     const field_excess allowed = outlier_allowance(gpu, ref, c, e, b);
     bool within = true;

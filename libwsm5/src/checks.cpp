@@ -13,12 +13,28 @@
 
 namespace wsm5 {
 
+namespace {
+
+// The fields compare_with_bounds reports, in its order; the first six are 3D.
+constexpr std::array<const char*, 11> checked_fields = {"th", "qv", "qc", "qr", "qi", "qs", "rain",
+                                                        "snow", "rainncv", "snowncv", "sr"};
+constexpr std::size_t checked_3d = 6;
+using field_excess = std::array<double, checked_fields.size()>;
+
+/// The absolute part of field f's bound (sr: 0: its excess is measured beyond the weighted allowance).
+double abs_bound(std::size_t f, const gpu_bounds& b) {
+  if (f == 0) return b.th;
+  if (f < checked_3d) return b.q;
+  return f + 1 == checked_fields.size() ? b.sr : b.precip;
+}
+
+}  // namespace
+
 std::vector<field_error> compare(const domain& a, const domain& b, double rel_allowance) {
   std::vector<field_error> out;
   // Relative errors use a floor so that values near zero do not dominate: 1e-12 kg/kg for mixing
   // ratios (far below anything that matters to the scheme), 1e-6 for the others.
-  const std::vector<std::string> names = {"th", "qv", "qc", "qr", "qi", "qs", "rain", "snow", "rainncv", "snowncv", "sr"};
-  for (const auto& n : names) {
+  for (const std::string n : checked_fields) {
     const auto& x = field(a, n);
     const auto& y = field(b, n);
     field_error e;
@@ -106,22 +122,15 @@ std::vector<field_error> compare_with_bounds(const domain& gpu, const domain& re
   ok = true;
   for (std::size_t f = 0; f < errors.size(); ++f) {
     auto& e = errors[f];
-    const bool precip = e.name == "rain" || e.name == "snow" || e.name == "rainncv" || e.name == "snowncv";
-    if (precip) e = precip_errors[f];
-    if (e.name == "sr") e = compare_sr(gpu, ref, b);
-    const double bound = e.name == "th" ? b.th : e.name[0] == 'q' ? b.q : e.name == "sr" ? b.sr : b.precip;
-    if (!(e.max_excess <= bound)) ok = false;
+    if (f >= checked_3d && f + 1 < checked_fields.size()) e = precip_errors[f];  // rain snow rainncv snowncv
+    if (f + 1 == checked_fields.size()) e = compare_sr(gpu, ref, b);
+    if (!(e.max_excess <= abs_bound(f, b))) ok = false;
   }
   return errors;
 }
 
 namespace {
 
-// The fields compare_with_bounds reports, in its order; the first six are 3D.
-constexpr std::array<const char*, 11> checked_fields = {"th", "qv", "qc", "qr", "qi", "qs", "rain",
-                                                        "snow", "rainncv", "snowncv", "sr"};
-constexpr std::size_t checked_3d = 6;
-using field_excess = std::array<double, checked_fields.size()>;
 
 // Outlier columns (check_against_reference). A threshold decision of the scheme (autoconversion at qc0,
 // ifsat's |prevp + pidep + psdep| >= |satdt|, the sub-step counts nint(w dt + 1/2), pihmf at 40 K below
@@ -137,13 +146,6 @@ using field_excess = std::array<double, checked_fields.size()>;
 // of percent, in most columns.
 constexpr std::int64_t outlier_columns_per = 2000;
 constexpr double outlier_fraction = 0.05;
-
-/// The absolute part of field f's bound (sr: 0: its excess is measured beyond the weighted allowance).
-double abs_bound(std::size_t f, const gpu_bounds& b) {
-  if (f == 0) return b.th;
-  if (f < checked_3d) return b.q;
-  return f + 1 == checked_fields.size() ? b.sr : b.precip;
-}
 
 /// What compare_with_bounds' max_excess measures, for column c of a against b: per field the max over
 /// the column's cells of |a - b| beyond the relative part; for sr the precipitation-weighted excess of

@@ -12,7 +12,7 @@
 
 namespace wsm5::emulation {
 
-diagnostics thread_per_column_step(domain& d, bool general_path_only) {
+diagnostics thread_per_column_step(domain& d, bool all_in_prepasses) {
   diagnostics out;
   if (d.columns() == 0 || d.nz == 0) return out;
   if (d.nz > detail::max_levels)
@@ -35,13 +35,13 @@ diagnostics thread_per_column_step(domain& d, bool general_path_only) {
   v.dt = d.dt;
   // The GPU's two instantiations (local arrays of 64 or 256 levels), chosen by nz as the launch does.
   const auto column = [&](int i, std::int64_t j) {
-    constexpr int shallow = detail::tpc_shallow_levels, deep = detail::max_levels;
+    constexpr int shallow = detail::tpc_shallow_levels, deep = detail::max_levels, s = detail::inline_substeps;
     if (v.nz <= shallow) {
-      if (general_path_only) detail::thread_per_column_column<shallow, 0>(v, i, j);
-      else detail::thread_per_column_column<shallow, detail::inline_substeps>(v, i, j);
+      if (all_in_prepasses) detail::thread_per_column_column<shallow, s, true>(v, i, j);
+      else detail::thread_per_column_column<shallow, s, false>(v, i, j);
     } else {
-      if (general_path_only) detail::thread_per_column_column<deep, 0>(v, i, j);
-      else detail::thread_per_column_column<deep, detail::inline_substeps>(v, i, j);
+      if (all_in_prepasses) detail::thread_per_column_column<deep, s, true>(v, i, j);
+      else detail::thread_per_column_column<deep, s, false>(v, i, j);
     }
   };
   for (std::int64_t j = 0; j < d.ny; ++j)

@@ -175,12 +175,13 @@ diagnostics step(domain& d, int threads = 0);
 }  // namespace reference_contracted
 
 namespace emulation {
-/// One call with thread_per_column's per-column code (the GPU kernel's body: sub-step pass, one sweep
-/// with the sub-steps inline, general path for columns with many sub-steps) run on the CPU, serially.
-/// general_path_only: every column takes the general path (local arrays), so tests reach it.
+/// One call with thread_per_column's per-column code (the GPU kernel's body: sub-step pass, pre-passes
+/// for columns with many sub-steps, one sweep with the last sub-steps inline) run on the CPU, serially.
+/// all_in_prepasses: every sub-step of every column runs in the pre-passes (local arrays), none in the
+/// sweep, so tests reach that code on every column.
 /// For tests without a GPU: built without FMA contraction it gives bitwise the reference's result.
 /// Throws std::invalid_argument for nz > 256 (the GPU variants' limit).
-diagnostics thread_per_column_step(domain& d, bool general_path_only = false);
+diagnostics thread_per_column_step(domain& d, bool all_in_prepasses = false);
 }  // namespace emulation
 
 class host_fields;

@@ -40,8 +40,10 @@ struct view {
 /// sm_90).
 constexpr int max_levels = static_cast<int>(gpu_max_levels);
 constexpr int tpc_shallow_levels = 64;
-/// Sub-steps that thread_per_column runs inline in its single top-down sweep (their fluxes handed down
-/// in registers). The CONUS test domain needs at most 3; a column needing more takes the general path.
+/// Sub-steps that thread_per_column runs per top-down pass (their fluxes handed down in registers): the
+/// sweep's inline ones and each pre-pass's. The CONUS test domain needs at most 3 after its first calls;
+/// a column needing more runs pre-passes first. 8 per pass in the 256-level instantiation spilled 28 B
+/// and was slower on 100 levels (H200, 200 x 200 x 100: 1.61-1.64 against 1.31-1.32 ms).
 #ifndef WSM5_TPC_INLINE_SUBSTEPS
 #define WSM5_TPC_INLINE_SUBSTEPS 4
 #endif
@@ -88,12 +90,14 @@ WSM5_HD fall_in load_fall(const view& v, std::int64_t x, bool entry) {
 //      the output is written once. The sweep is exact (bitwise WRF's order of operations): within a
 //      sub-step n, level k's flux depends only on level k's state after sub-step n-1, and the flux of
 //      level k+1 in sub-step n; so level k can run its sub-steps 0..mstep-1 back to back if the level
-//      above hands down one flux per sub-step (fr_up[n], registers: mstep <= inline_substeps).
+//      above hands down one flux per sub-step (fr_up[n], registers: up to inline_substeps of them).
 // So one call reads 7 of the 10 input fields twice (the second read can hit L2: the sweep starts where
 // pass 1 ended) and writes each output once: ~23 field passes instead of ~70-80 through global scratch
-// (H200, CONUS: 0.75 ms against 1.10 ms with global scratch). Columns with more sub-steps (rare) use the
-// general path: the sedimentation state of the column in local arrays of MaxNz levels, WRF's sub-step
-// loop over them, then the same sweep.
+// (H200, CONUS: 0.75 ms against 1.10 ms with global scratch). Columns with more sub-steps (CONUS's first
+// calls need up to 6, thin-layered deep columns 10-20) run all but the last 1..S of them in pre-passes
+// first: top-down passes of the same structure, S sub-steps each, the column's sedimentation state
+// between passes in local arrays of MaxNz levels; the sweep then starts from that state. (WRF's loop,
+// one pass per sub-step, costs S times the passes over the local arrays.)
 // Between minor loops (dt > 180 s) the state stays in place in global memory (T in `th`), and cpm, xl
 // (fixed for the call) in local arrays.
 // ------------------------------------------------------------------------------------------------------
@@ -131,12 +135,108 @@ WSM5_HD float settle(float q, float f, float f_up, float dz_up, float dz, float 
   return fmax_(q - (f - f_up * dz_up / dz) * dtcld / den, 0.f);
 }
 
-/// MaxNz: size of the general path's local arrays (nz <= MaxNz). Inline: sub-steps run inline in the
-/// sweep (0 = always the general path: the tests use that to exercise it on every column).
-template <int MaxNz, int Inline>
+/// Sub-steps [0, n_end) of rain and snow sedimentation (with melting) of one column, S per top-down pass:
+/// within a pass a level runs its S sub-steps back to back, the level above handing down one flux per
+/// sub-step in registers (the sweep's structure), and the state between passes stays in local arrays
+/// (t_l, qr_l, qs_l). The first pass starts from the loop-start state in global memory, which the sweep
+/// has not written yet. Level 0's fluxes are summed into fall_r1 and fall_s1 in sub-step order.
+template <int S>
+WSM5_HD void rain_snow_prepasses(const view& v, std::int64_t base, bool entry, int n_end, int mstep, float dtcld,
+                                 const float* wr_c, const float* ws_c, const float* cpm_l, float* t_l, float* qr_l,
+                                 float* qs_l, float& fall_r1, float& fall_s1) {
+  using namespace wsm5::phys;
+  const float fm = static_cast<float>(mstep);
+  for (int n0 = 0; n0 < n_end; n0 += S) {
+    float fr_up[S] = {}, fs_up[S] = {};  // the top level has no inflow
+    float dz_up = 0.f;
+    for (int k = v.nz - 1; k >= 0; --k) {
+      const std::int64_t x = base + k * v.pitch;
+      const float dk = v.den[x], dz = v.delz[x];
+      float t, r, s;
+      if (n0 == 0) {
+        const level s0 = load_level(v, x, entry);
+        t = s0.t; r = s0.qr; s = s0.qs;
+      } else {
+        t = t_l[k]; r = qr_l[k]; s = qs_l[k];
+      }
+      // Melting's loop-start slope, n0sfac and cpm (re-read: unchanged), at the level's first melting.
+      bool melt_inputs = false;
+      float n0sf = 0.f, cp = 0.f;
+      slope ss0{};
+WSM5_UNROLL
+      for (int n = 0; n < S; ++n) {
+        if (n0 + n < n_end) {
+          const float fr = dk * r * wr_c[k] / fm;
+          const float fs = dk * s * ws_c[k] / fm;
+          r = settle(r, fr, fr_up[n], dz_up, dz, dk, dtcld, k == v.nz - 1);
+          s = settle(s, fs, fs_up[n], dz_up, dz, dk, dtcld, k == v.nz - 1);
+          if (t > t0c && s > 0.f) {
+            if (!melt_inputs) {
+              const level s0 = load_level(v, x, entry);
+              n0sf = n0sfac_of(s0.t);
+              cp = entry ? cpmcal(s0.qv) : cpm_l[k];
+              ss0 = snow_slope(s0.qs, dk, n0sf);
+              melt_inputs = true;
+            }
+            snow_melt(t, r, s, v.p[x], dk, cp, n0sf, ss0, mstep, dtcld);
+          }
+          fr_up[n] = fr;
+          fs_up[n] = fs;
+          if (k == 0) {
+            fall_r1 = fall_r1 + fr;
+            fall_s1 = fall_s1 + fs;
+          }
+        }
+      }
+      t_l[k] = t; qr_l[k] = r; qs_l[k] = s;
+      dz_up = dz;
+    }
+  }
+}
+
+/// Sub-steps [0, n_end) of ice sedimentation of one column, S per top-down pass (as rain_snow_prepasses;
+/// the state between passes in qi_l), level 0's fluxes summed into fall_i1.
+template <int S>
+WSM5_HD void ice_prepasses(const view& v, std::int64_t base, bool entry, int n_end, int mstep_i, float dtcld,
+                           const float* wi_c, float* qi_l, float& fall_i1) {
+  using phys::fmax_;
+  const float fmi = static_cast<float>(mstep_i);
+  for (int n0 = 0; n0 < n_end; n0 += S) {
+    float f_up[S] = {};
+    float dz_up = 0.f;
+    for (int k = v.nz - 1; k >= 0; --k) {
+      const std::int64_t x = base + k * v.pitch;
+      const float dk = v.den[x], dz = v.delz[x];
+      float q = n0 > 0 ? qi_l[k] : entry ? fmax_(v.qi[x], 0.f) : v.qi[x];
+WSM5_UNROLL
+      for (int n = 0; n < S; ++n) {
+        if (n0 + n < n_end) {
+          const float f = dk * q * wi_c[k] / fmi;
+          q = settle(q, f, f_up[n], dz_up, dz, dk, dtcld, k == v.nz - 1);
+          f_up[n] = f;
+          if (k == 0) fall_i1 = fall_i1 + f;
+        }
+      }
+      qi_l[k] = q;
+      dz_up = dz;
+    }
+  }
+}
+
+/// The sub-steps of a count m that come before the sweep's inline ones: all but the last 1..S (so the
+/// sweep always runs some), or all of them (AllInPrepasses: the tests' way to run the pre-passes on every
+/// column).
+template <int S, bool AllInPrepasses>
+WSM5_HD int prepass_substeps(int m) {
+  return AllInPrepasses ? m : S * ((m - 1) / S);
+}
+
+/// MaxNz: size of the local arrays (nz <= MaxNz). S: sub-steps per pass (the sweep's inline ones, and
+/// each pre-pass's). AllInPrepasses: every sub-step in the pre-passes, none in the sweep (the tests).
+template <int MaxNz, int S, bool AllInPrepasses>
 WSM5_HD void thread_per_column_column(const view& v, int i, std::int64_t j) {
   using namespace wsm5::phys;
-  constexpr int S = Inline > 0 ? Inline : 1;
+  static_assert(S >= 1, "at least one sub-step per pass");
   const int nz = v.nz;
   const std::int64_t pitch = v.pitch;
   const std::int64_t base = j * nz * pitch + i;  // level k at base + k * pitch
@@ -188,59 +288,17 @@ WSM5_HD void thread_per_column_column(const view& v, int i, std::int64_t j) {
     }
     mstep_seen = imax_(mstep_seen, imax_(mstep, mstep_i));
     const float fm = static_cast<float>(mstep), fmi = static_cast<float>(mstep_i);
-    const bool inline_sed = mstep <= Inline && mstep_i <= Inline;
 
-    // ---- general path (more sub-steps than fit in registers): WRF's sub-step loops over local arrays.
-    // The global arrays still hold the loop-start state; the sweep reads it from there as usual.
+    // ---- pre-passes (more sub-steps than the sweep runs inline): S sub-steps per top-down pass over
+    // local arrays, until the last 1..S are left for the sweep. The global arrays still hold the
+    // loop-start state; the sweep reads it from there as usual.
+    const int n_pre = prepass_substeps<S, AllInPrepasses>(mstep), ni_pre = prepass_substeps<S, AllInPrepasses>(mstep_i);
     float t_l[MaxNz], qr_l[MaxNz], qs_l[MaxNz], qi_l[MaxNz];
     float fall_r1 = 0.f, fall_s1 = 0.f, fall_i1 = 0.f;
-    if (!inline_sed) {
-      for (int k = 0; k < nz; ++k) {
-        const level s = load_level(v, base + k * pitch, entry);
-        t_l[k] = s.t; qr_l[k] = s.qr; qs_l[k] = s.qs; qi_l[k] = s.qi;
-      }
-      for (int n = 0; n < mstep; ++n) {
-        float fr_up = 0.f, fs_up = 0.f, dz_up = 0.f;
-        for (int k = nz - 1; k >= 0; --k) {
-          const std::int64_t x = base + k * pitch;
-          const float dk = v.den[x], dz = v.delz[x];
-          float r = qr_l[k], s = qs_l[k];
-          const float fr = dk * r * wr_c[k] / fm;
-          const float fs = dk * s * ws_c[k] / fm;
-          r = settle(r, fr, fr_up, dz_up, dz, dk, dtcld, k == nz - 1);
-          s = settle(s, fs, fs_up, dz_up, dz, dk, dtcld, k == nz - 1);
-          float tk = t_l[k];
-          if (tk > t0c && s > 0.f) {  // psmlt with the loop-start slope and n0sfac (re-read: unchanged)
-            const level s0 = load_level(v, x, entry);
-            const float n0sf = n0sfac_of(s0.t);
-            const float cp = entry ? cpmcal(s0.qv) : cpm_l[k];
-            snow_melt(tk, r, s, v.p[x], dk, cp, n0sf, snow_slope(s0.qs, dk, n0sf), mstep, dtcld);
-            t_l[k] = tk;
-          }
-          qr_l[k] = r;
-          qs_l[k] = s;
-          fr_up = fr;
-          fs_up = fs;
-          dz_up = dz;
-          if (k == 0) {
-            fall_r1 = fall_r1 + fr;
-            fall_s1 = fall_s1 + fs;
-          }
-        }
-      }
-      for (int n = 0; n < mstep_i; ++n) {
-        float f_up = 0.f, dz_up = 0.f;
-        for (int k = nz - 1; k >= 0; --k) {
-          const std::int64_t x = base + k * pitch;
-          const float dk = v.den[x], dz = v.delz[x];
-          const float f = dk * qi_l[k] * wi_c[k] / fmi;
-          qi_l[k] = settle(qi_l[k], f, f_up, dz_up, dz, dk, dtcld, k == nz - 1);
-          f_up = f;
-          dz_up = dz;
-          if (k == 0) fall_i1 = fall_i1 + f;
-        }
-      }
-    }
+    if (n_pre > 0)
+      rain_snow_prepasses<S>(v, base, entry, n_pre, mstep, dtcld, wr_c, ws_c, cpm_l, t_l, qr_l, qs_l, fall_r1, fall_s1);
+    if (ni_pre > 0) ice_prepasses<S>(v, base, entry, ni_pre, mstep_i, dtcld, wi_c, qi_l, fall_i1);
+    const int nr_inline = mstep - n_pre, ni_inline = mstep_i - ni_pre;
 
     // ---- the sweep: level k in registers from its loop-start state to its end-of-loop state
     float fr_up[S] = {}, fs_up[S] = {}, fi_up[S] = {};  // the top level has no inflow
@@ -272,52 +330,53 @@ WSM5_HD void thread_per_column_column(const view& v, int i, std::int64_t j) {
         cp = cpm_l[k];
         l = xl_l[k];
       }
-      const float tk0 = s.t, qv0 = s.qv;
-      // n0sfac (an exp of the loop-start T) only where snow reads it: snow at the start or falling in
-      // (the melting in sedimentation), or after the phase changes (process_rates). 0: not computed.
+      const float tk0 = s.t, qv0 = s.qv, qs0 = s.qs;
+      // n0sfac (an exp of the loop-start T) only where snow reads it: snow at the start, after the
+      // pre-passes or falling in (the melting in sedimentation), or after the phase changes
+      // (process_rates). 0: not computed.
       float n0sf = 0.f;
       const slope sr0 = rain_slope(s.qr, dk);
-      if (inline_sed) {
-        const bool top = k == nz - 1;
-        const float wr = wr_c[k], ws = ws_c[k], wi = wi_c[k];
-        // Snow can only come from the start or from above (settle keeps a 0 without inflow at 0).
-        bool snow = s.qs > 0.f;
-WSM5_UNROLL
-        for (int n = 0; n < S; ++n)
-          if (n < mstep) snow = snow || fs_up[n] > 0.f;
-        if (snow) n0sf = n0sfac_of(tk0);
-        // Melting needs T > T0; it only cools, so a level that starts at or below T0 never melts.
-        slope ss0{};
-        if (tk0 > t0c) ss0 = snow_slope(s.qs, dk, n0sf);  // qs = 0: the constant slope, n0sf unread
-WSM5_UNROLL
-        for (int n = 0; n < S; ++n) {
-          if (n < mstep) {
-            const float fr = dk * s.qr * wr / fm;
-            const float fs = dk * s.qs * ws / fm;
-            s.qr = settle(s.qr, fr, fr_up[n], dz_up, dz, dk, dtcld, top);
-            s.qs = settle(s.qs, fs, fs_up[n], dz_up, dz, dk, dtcld, top);
-            if (s.t > t0c && s.qs > 0.f) snow_melt(s.t, s.qr, s.qs, pk, dk, cp, n0sf, ss0, mstep, dtcld);
-            fr_up[n] = fr;
-            fs_up[n] = fs;
-            if (k == 0) {
-              fall_r1 = fall_r1 + fr;
-              fall_s1 = fall_s1 + fs;
-            }
-          }
-        }
-WSM5_UNROLL
-        for (int n = 0; n < S; ++n) {
-          if (n < mstep_i) {
-            const float f = dk * s.qi * wi / fmi;
-            s.qi = settle(s.qi, f, fi_up[n], dz_up, dz, dk, dtcld, top);
-            fi_up[n] = f;
-            if (k == 0) fall_i1 = fall_i1 + f;
-          }
-        }
-        dz_up = dz;
-      } else {
-        s.t = t_l[k]; s.qr = qr_l[k]; s.qs = qs_l[k]; s.qi = qi_l[k];
+      if (n_pre > 0) {
+        s.t = t_l[k]; s.qr = qr_l[k]; s.qs = qs_l[k];
       }
+      if (ni_pre > 0) s.qi = qi_l[k];
+      const bool top = k == nz - 1;
+      const float wr = wr_c[k], ws = ws_c[k], wi = wi_c[k];
+      // Snow can only come from before or from above (settle keeps a 0 without inflow at 0).
+      bool snow = qs0 > 0.f || s.qs > 0.f;
+WSM5_UNROLL
+      for (int n = 0; n < S; ++n)
+        if (n < nr_inline) snow = snow || fs_up[n] > 0.f;
+      if (snow) n0sf = n0sfac_of(tk0);
+      // Melting needs T > T0; it only cools, so a level that starts at or below T0 never melts.
+      slope ss0{};
+      if (tk0 > t0c) ss0 = snow_slope(qs0, dk, n0sf);  // qs = 0: the constant slope, n0sf unread
+WSM5_UNROLL
+      for (int n = 0; n < S; ++n) {
+        if (n < nr_inline) {
+          const float fr = dk * s.qr * wr / fm;
+          const float fs = dk * s.qs * ws / fm;
+          s.qr = settle(s.qr, fr, fr_up[n], dz_up, dz, dk, dtcld, top);
+          s.qs = settle(s.qs, fs, fs_up[n], dz_up, dz, dk, dtcld, top);
+          if (s.t > t0c && s.qs > 0.f) snow_melt(s.t, s.qr, s.qs, pk, dk, cp, n0sf, ss0, mstep, dtcld);
+          fr_up[n] = fr;
+          fs_up[n] = fs;
+          if (k == 0) {
+            fall_r1 = fall_r1 + fr;
+            fall_s1 = fall_s1 + fs;
+          }
+        }
+      }
+WSM5_UNROLL
+      for (int n = 0; n < S; ++n) {
+        if (n < ni_inline) {
+          const float f = dk * s.qi * wi / fmi;
+          s.qi = settle(s.qi, f, fi_up[n], dz_up, dz, dk, dtcld, top);
+          fi_up[n] = f;
+          if (k == 0) fall_i1 = fall_i1 + f;
+        }
+      }
+      dz_up = dz;
       // Pointwise processes: q_s and rh from the loop-start T and qv (when a rate asks for them: a dry
       // level below saturation skips the double log and exps), the pre-sedimentation rain slope.
       phase_changes(s, dk, l, cp, sr0.r, dtcld);

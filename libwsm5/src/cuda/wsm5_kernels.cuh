@@ -28,7 +28,7 @@ template <int MaxNz>
 __global__ void __launch_bounds__(WSM5_TPC_BLOCK, WSM5_TPC_MIN_BLOCKS) thread_per_column_kernel(view v) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= v.nx) return;
-  thread_per_column_column<MaxNz, inline_substeps>(v, i, v.j0 + static_cast<std::int64_t>(blockIdx.y));
+  thread_per_column_column<MaxNz, inline_substeps, false>(v, i, v.j0 + static_cast<std::int64_t>(blockIdx.y));
 }
 
 // ------------------------------------------------------------------------------------------------------

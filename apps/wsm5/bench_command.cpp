@@ -67,7 +67,7 @@ int bench_command(const bench_options& opt) {
     p.columns = cols;
     p.thread_ms = time_variant_ms(d, wsm5::variant::thread_per_column, opt.repeats);
     p.warp_ms = time_variant_ms(d, wsm5::variant::warp_per_column, opt.repeats);
-    p.automatic = wsm5::choose_variant(cols, cap);
+    p.automatic = wsm5::choose_variant(cols, opt.nz, cap);
     pts.push_back(p);
     const char* faster = p.thread_ms < p.warp_ms ? "thread_per_column" : "warp_per_column";
     out << std::left << std::setw(12) << cols << std::setw(22) << std::setprecision(4) << p.thread_ms << std::setw(20)
@@ -83,7 +83,7 @@ int bench_command(const bench_options& opt) {
                        {"automatic_over_best_ratio", p.chosen_ms() / p.best_ms()}});
   }
   const std::int64_t crossover = measured_crossover(pts);
-  const std::int64_t threshold = wsm5::automatic_threshold_columns(cap);
+  const std::int64_t threshold = wsm5::automatic_threshold_columns(opt.nz, cap);
   out << "crossover measured: thread_per_column faster from " << crossover << " columns on (-1: never); "
       << "automatic switches at " << threshold << "\n";
   if (!opt.json.empty()) {

@@ -58,7 +58,7 @@ void run_gpu_variants(const run_context& x, const std::vector<wsm5::variant>& va
     wsm5::variant chosen = variants[i];
     if (chosen == wsm5::variant::automatic) {
       const wsm5::gpu_capacity cap = wsm5::current_gpu_capacity();
-      chosen = wsm5::choose_variant(x.d0.columns(), cap);
+      chosen = wsm5::choose_variant(x.d0.columns(), x.d0.nz, cap);
       report_automatic(x, chosen, cap);
     }
     const variant_run r = run_variant(x.d0, chosen, variants[i], plan, i == 0 ? &out_state : nullptr);

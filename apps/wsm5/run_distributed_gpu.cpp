@@ -135,7 +135,7 @@ gpu_ceilings ceilings_on_ranks(const dist::communicator& comm, const wsm5::domai
 wsm5::variant resolve_on_ranks(const dist::communicator& comm, wsm5::variant v, const wsm5::distributed::split& s,
                                const wsm5::gpu_capacity& cap) {
   if (v != wsm5::variant::automatic) return v;
-  int chosen = static_cast<int>(wsm5::choose_variant(s.nx * s.ny, cap));
+  int chosen = static_cast<int>(wsm5::choose_variant(s.nx * s.ny, s.nz, cap));
   MPI_Bcast(&chosen, 1, MPI_INT, 0, comm.mpi());
   return static_cast<wsm5::variant>(chosen);
 }

@@ -92,7 +92,7 @@ struct gpu_domain::impl {
   void launch(variant var, int j0, int rows, cudaStream_t s) {
     if (rows <= 0 || nx == 0 || nz == 0) return;
     // automatic: by the columns of this launch (a row chunk of step_with_transfers is a small domain).
-    if (var == variant::automatic) var = choose_variant(nx * rows, capacity);
+    if (var == variant::automatic) var = choose_variant(nx * rows, nz, capacity);
     const detail::view v = make_view(j0);
     if (var == variant::thread_per_column) {
       // 128 threads: 4 warps of consecutive columns. Local arrays of 64 levels up to nz = 64 (the tuned

@@ -44,7 +44,7 @@ void add_run(CLI::App& app, wsm5_app::run_options& o, action_t& action) {
                                             "most: --steps)")
       ->check(CLI::Range(1, 10'000'000));
   r->add_option("--variant", o.variant, "variant(s) to run: automatic (thread_per_column or warp_per_column by the "
-                                        "column count against the GPU's capacity), all (both); cpu or no GPU: the "
+                                        "column count and depth against the GPU's capacity), all (both); cpu or no GPU: the "
                                         "CPU reference only")
       ->check(CLI::IsMember({"automatic", "cpu", "thread_per_column", "warp_per_column", "all"}))
       ->capture_default_str();

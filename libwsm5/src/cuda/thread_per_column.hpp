@@ -135,6 +135,47 @@ WSM5_HD float settle(float q, float f, float f_up, float dz_up, float dz, float 
   return fmax_(q - (f - f_up * dz_up / dz) * dtcld / den, 0.f);
 }
 
+/// One pass's sub-steps 0..count-1 (at most S run) of rain and snow at one level: each settles with the
+/// flux the level above handed down for that sub-step (fr_up[n], fs_up[n], replaced by this level's for
+/// the level below), then snow melts where T > T0 (melt(t, qr, qs)); level 0 (bottom) sums its fluxes
+/// into fall_r1 and fall_s1 in sub-step order. Shared by the pre-passes and the sweep.
+template <int S, class Melt>
+WSM5_HD void rain_snow_substeps(int count, float& t, float& r, float& s, float wr, float ws, float dk, float dz,
+                                float dz_up, float fm, float dtcld, bool top, bool bottom, float (&fr_up)[S],
+                                float (&fs_up)[S], float& fall_r1, float& fall_s1, Melt melt) {
+WSM5_UNROLL
+  for (int n = 0; n < S; ++n) {
+    if (n < count) {
+      const float fr = dk * r * wr / fm;
+      const float fs = dk * s * ws / fm;
+      r = settle(r, fr, fr_up[n], dz_up, dz, dk, dtcld, top);
+      s = settle(s, fs, fs_up[n], dz_up, dz, dk, dtcld, top);
+      if (t > phys::t0c && s > 0.f) melt(t, r, s);
+      fr_up[n] = fr;
+      fs_up[n] = fs;
+      if (bottom) {
+        fall_r1 = fall_r1 + fr;
+        fall_s1 = fall_s1 + fs;
+      }
+    }
+  }
+}
+
+/// The same for ice (no melting): sub-steps 0..count-1 (at most S) of q at one level.
+template <int S>
+WSM5_HD void ice_substeps(int count, float& q, float wi, float dk, float dz, float dz_up, float fmi, float dtcld,
+                          bool top, bool bottom, float (&f_up)[S], float& fall_i1) {
+WSM5_UNROLL
+  for (int n = 0; n < S; ++n) {
+    if (n < count) {
+      const float f = dk * q * wi / fmi;
+      q = settle(q, f, f_up[n], dz_up, dz, dk, dtcld, top);
+      f_up[n] = f;
+      if (bottom) fall_i1 = fall_i1 + f;
+    }
+  }
+}
+
 /// Sub-steps [0, n_end) of rain and snow sedimentation (with melting) of one column, S per top-down pass:
 /// within a pass a level runs its S sub-steps back to back, the level above handing down one flux per
 /// sub-step in registers (the sweep's structure), and the state between passes stays in local arrays
@@ -163,31 +204,18 @@ WSM5_HD void rain_snow_prepasses(const view& v, std::int64_t base, bool entry, i
       bool melt_inputs = false;
       float n0sf = 0.f, cp = 0.f;
       slope ss0{};
-WSM5_UNROLL
-      for (int n = 0; n < S; ++n) {
-        if (n0 + n < n_end) {
-          const float fr = dk * r * wr_c[k] / fm;
-          const float fs = dk * s * ws_c[k] / fm;
-          r = settle(r, fr, fr_up[n], dz_up, dz, dk, dtcld, k == v.nz - 1);
-          s = settle(s, fs, fs_up[n], dz_up, dz, dk, dtcld, k == v.nz - 1);
-          if (t > t0c && s > 0.f) {
-            if (!melt_inputs) {
-              const level s0 = load_level(v, x, entry);
-              n0sf = n0sfac_of(s0.t);
-              cp = entry ? cpmcal(s0.qv) : cpm_l[k];
-              ss0 = snow_slope(s0.qs, dk, n0sf);
-              melt_inputs = true;
-            }
-            snow_melt(t, r, s, v.p[x], dk, cp, n0sf, ss0, mstep, dtcld);
-          }
-          fr_up[n] = fr;
-          fs_up[n] = fs;
-          if (k == 0) {
-            fall_r1 = fall_r1 + fr;
-            fall_s1 = fall_s1 + fs;
-          }
+      const auto melt = [&](float& tm, float& rm, float& sm) {
+        if (!melt_inputs) {
+          const level s0 = load_level(v, x, entry);
+          n0sf = n0sfac_of(s0.t);
+          cp = entry ? cpmcal(s0.qv) : cpm_l[k];
+          ss0 = snow_slope(s0.qs, dk, n0sf);
+          melt_inputs = true;
         }
-      }
+        snow_melt(tm, rm, sm, v.p[x], dk, cp, n0sf, ss0, mstep, dtcld);
+      };
+      rain_snow_substeps<S>(n_end - n0, t, r, s, wr_c[k], ws_c[k], dk, dz, dz_up, fm, dtcld, k == v.nz - 1, k == 0,
+                            fr_up, fs_up, fall_r1, fall_s1, melt);
       t_l[k] = t; qr_l[k] = r; qs_l[k] = s;
       dz_up = dz;
     }
@@ -208,15 +236,7 @@ WSM5_HD void ice_prepasses(const view& v, std::int64_t base, bool entry, int n_e
       const std::int64_t x = base + k * v.pitch;
       const float dk = v.den[x], dz = v.delz[x];
       float q = n0 > 0 ? qi_l[k] : entry ? fmax_(v.qi[x], 0.f) : v.qi[x];
-WSM5_UNROLL
-      for (int n = 0; n < S; ++n) {
-        if (n0 + n < n_end) {
-          const float f = dk * q * wi_c[k] / fmi;
-          q = settle(q, f, f_up[n], dz_up, dz, dk, dtcld, k == v.nz - 1);
-          f_up[n] = f;
-          if (k == 0) fall_i1 = fall_i1 + f;
-        }
-      }
+      ice_substeps<S>(n_end - n0, q, wi_c[k], dk, dz, dz_up, fmi, dtcld, k == v.nz - 1, k == 0, f_up, fall_i1);
       qi_l[k] = q;
       dz_up = dz;
     }
@@ -351,31 +371,12 @@ WSM5_UNROLL
       // Melting needs T > T0; it only cools, so a level that starts at or below T0 never melts.
       slope ss0{};
       if (tk0 > t0c) ss0 = snow_slope(qs0, dk, n0sf);  // qs = 0: the constant slope, n0sf unread
-WSM5_UNROLL
-      for (int n = 0; n < S; ++n) {
-        if (n < nr_inline) {
-          const float fr = dk * s.qr * wr / fm;
-          const float fs = dk * s.qs * ws / fm;
-          s.qr = settle(s.qr, fr, fr_up[n], dz_up, dz, dk, dtcld, top);
-          s.qs = settle(s.qs, fs, fs_up[n], dz_up, dz, dk, dtcld, top);
-          if (s.t > t0c && s.qs > 0.f) snow_melt(s.t, s.qr, s.qs, pk, dk, cp, n0sf, ss0, mstep, dtcld);
-          fr_up[n] = fr;
-          fs_up[n] = fs;
-          if (k == 0) {
-            fall_r1 = fall_r1 + fr;
-            fall_s1 = fall_s1 + fs;
-          }
-        }
-      }
-WSM5_UNROLL
-      for (int n = 0; n < S; ++n) {
-        if (n < ni_inline) {
-          const float f = dk * s.qi * wi / fmi;
-          s.qi = settle(s.qi, f, fi_up[n], dz_up, dz, dk, dtcld, top);
-          fi_up[n] = f;
-          if (k == 0) fall_i1 = fall_i1 + f;
-        }
-      }
+      const auto melt = [&](float& tm, float& rm, float& sm) {
+        snow_melt(tm, rm, sm, pk, dk, cp, n0sf, ss0, mstep, dtcld);
+      };
+      rain_snow_substeps<S>(nr_inline, s.t, s.qr, s.qs, wr, ws, dk, dz, dz_up, fm, dtcld, top, k == 0, fr_up, fs_up,
+                            fall_r1, fall_s1, melt);
+      ice_substeps<S>(ni_inline, s.qi, wi, dk, dz, dz_up, fmi, dtcld, top, k == 0, fi_up, fall_i1);
       dz_up = dz;
       // Pointwise processes: q_s and rh from the loop-start T and qv (when a rate asks for them: a dry
       // level below saturation skips the double log and exps), the pre-sedimentation rain slope.

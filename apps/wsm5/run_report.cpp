@@ -134,9 +134,12 @@ int write_results(const run_context& x, const wsm5::domain& out_state, bool gpu_
 }
 
 void report_automatic(const run_context& x, wsm5::variant chosen, const wsm5::gpu_capacity& cap) {
+  // The threshold's factors as choose_variant takes them (wsm5.hpp: 3/2 for columns deeper than automatic_deep_levels).
+  const std::string deep =
+      x.d0.nz > wsm5::automatic_deep_levels ? " x 3/2 (nz > " + std::to_string(wsm5::automatic_deep_levels) + ")" : "";
   x.out << "variant   automatic -> " << wsm5::to_string(chosen) << " (" << x.d0.columns() << " columns; "
-        << "thread_per_column from 32 x " << cap.sms << " SMs x " << cap.max_warps_per_sm << " warps / 8"
-        << (x.d0.nz > wsm5::automatic_deep_levels ? " x 3/2 (nz > " + std::to_string(wsm5::automatic_deep_levels) + ")" : std::string()) << " = " << wsm5::automatic_threshold_columns(x.d0.nz, cap) << ")\n";
+        << "thread_per_column from 32 x " << cap.sms << " SMs x " << cap.max_warps_per_sm << " warps / 8" << deep
+        << " = " << wsm5::automatic_threshold_columns(x.d0.nz, cap) << ")\n";
   x.results["automatic_choice"] = wsm5::to_string(chosen);
 }
 

@@ -32,6 +32,7 @@ diagnostics thread_per_column_step(domain& d, bool all_in_prepasses) {
   v.nz = static_cast<int>(d.nz);
   v.pitch = d.nx;
   v.j0 = 0;
+  v.rows = static_cast<int>(d.ny);
   v.dt = d.dt;
   // The GPU's two instantiations (local arrays of 64 or 256 levels), chosen by nz as the launch does.
   const auto column = [&](int i, std::int64_t j) {

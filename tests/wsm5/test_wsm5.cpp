@@ -522,8 +522,11 @@ GPU_TEST_CASE(gpu_variants_agree_bitwise) {
   // sequential one (README, "Variants"). What lets automatic switch variants from chunk to chunk. It also
   // tests thread_per_column's subsaturation screen with the device's fast functions (warp_per_column
   // computes every saturation): on the random soundings' saturated, supercooled and all-ice columns a
-  // screen that skipped a level near saturation would change its qv, qc and T.
-  for (const wsm5::domain& in : {wsm5::generate(70, 5, 35, 9), test_wsm5::random_soundings(300, 5, 64),
+  // screen that skipped a level near saturation would change its qv, qc and T. 37 x 163 columns: from
+  // 160 rows thread_per_column runs blocks of 5 rows (tpc_rows_per_block), and 163 leaves the last block
+  // 2 rows past the domain; a row it skipped would keep its input state.
+  for (const wsm5::domain& in : {wsm5::generate(70, 5, 35, 9), wsm5::generate(37, 163, 20, 10),
+                                 test_wsm5::random_soundings(300, 5, 64),
                                  test_wsm5::random_soundings(300, 6, 64, 48, 72.f),
                                  test_wsm5::random_soundings(200, 16, 256, 100), test_wsm5::random_soundings(100, 17, 256, 200)}) {
     BOOST_TEST_CONTEXT(in.nx << "x" << in.ny << "x" << in.nz << " dt " << in.dt) {
@@ -535,7 +538,8 @@ GPU_TEST_CASE(gpu_variants_agree_bitwise) {
 GPU_TEST_CASE(transfers_path_matches_the_resident_path) {
   // 9 rows in 4 shrinking chunks (4, 2, 2, 1 rows); 300 rows of 512 columns in 8 (96, 66, 47, .. 8 rows:
   // 49,152, 33,792, 24,064, .. 4,096 columns): on 132 SMs (threshold 33,792) automatic runs
-  // thread_per_column on the first two chunks and warp_per_column on the others.
+  // thread_per_column on the first two chunks and warp_per_column on the others. The resident run of the
+  // 300 rows takes blocks of 5 rows, each chunk blocks of one (tpc_rows_per_block).
   struct shape { std::int64_t nx, ny; int chunks; };
   for (const shape s : {shape{50, 9, 4}, shape{512, 300, 8}}) {
     const wsm5::domain in = wsm5::generate(s.nx, s.ny, 35, 4);

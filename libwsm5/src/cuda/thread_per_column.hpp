@@ -28,6 +28,7 @@ struct view {
   int nx, nz;
   std::int64_t pitch;
   int j0;                   // first row of this launch (row chunks for copy/compute overlap)
+  int rows;                 // rows of this launch (from j0)
   float dt;
 };
 

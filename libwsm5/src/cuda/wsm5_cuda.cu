@@ -74,7 +74,7 @@ struct gpu_domain::impl {
     const auto& names = field_names_2d();
     return f2.data() + (std::find(names.begin(), names.end(), n) - names.begin()) * n2;
   }
-  detail::view make_view(int j0) {
+  detail::view make_view(int j0, int rows) {
     detail::view v{};
     v.th = d3("th"); v.qv = d3("qv"); v.qc = d3("qc"); v.qr = d3("qr"); v.qi = d3("qi"); v.qs = d3("qs");
     v.p = d3("p"); v.den = d3("den"); v.delz = d3("delz"); v.pii = d3("pii");
@@ -85,6 +85,7 @@ struct gpu_domain::impl {
     v.nz = static_cast<int>(nz);
     v.pitch = pitch;
     v.j0 = j0;
+    v.rows = rows;
     v.dt = dt;
     return v;
   }
@@ -93,12 +94,15 @@ struct gpu_domain::impl {
     if (rows <= 0 || nx == 0 || nz == 0) return;
     // automatic: by the columns of this launch (a row chunk of step_with_transfers is a small domain).
     if (var == variant::automatic) var = choose_variant(nx * rows, nz, capacity);
-    const detail::view v = make_view(j0);
+    const detail::view v = make_view(j0, rows);
     if (var == variant::thread_per_column) {
-      // 128 threads: 4 warps of consecutive columns. Local arrays of 64 levels up to nz = 64 (the tuned
-      // case: a smaller stack reservation), of 256 above (thread_per_column.hpp, max_levels).
-      const dim3 block(detail::tpc_block),
-          grid(static_cast<unsigned>((nx + detail::tpc_block - 1) / detail::tpc_block), static_cast<unsigned>(rows));
+      // 128 threads a row: 4 warps of consecutive columns, 1 or 5 rows (wsm5_kernels.cuh,
+      // tpc_rows_per_block). Local arrays of 64 levels up to nz = 64 (the tuned case: a smaller stack
+      // reservation), of 256 above (thread_per_column.hpp, max_levels).
+      const int block_rows = detail::tpc_rows_per_block(rows);
+      const dim3 block(detail::tpc_block, static_cast<unsigned>(block_rows)),
+          grid(static_cast<unsigned>((nx + detail::tpc_block - 1) / detail::tpc_block),
+               static_cast<unsigned>((rows + block_rows - 1) / block_rows));
       if (nz <= detail::tpc_shallow_levels)
         detail::thread_per_column_kernel<detail::tpc_shallow_levels><<<grid, block, 0, s>>>(v);
       else

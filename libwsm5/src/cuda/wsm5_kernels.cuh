@@ -17,18 +17,34 @@ namespace wsm5::detail {
 #ifndef WSM5_TPC_MIN_BLOCKS
 #define WSM5_TPC_MIN_BLOCKS 5
 #endif
-// Threads per block (consecutive columns). Smaller blocks would leave a finer-grained tail in the last
+// Threads per block row (consecutive columns). Smaller blocks would leave a finer-grained tail in the last
 // wave (133,364 CONUS columns are 1.6 waves at 640 threads per SM); measured: 64 (10 per SM) 0.422 vs
 // 128 0.428 ms, within noise, so 128 stays.
 #ifndef WSM5_TPC_BLOCK
 #define WSM5_TPC_BLOCK 128
 #endif
 constexpr int tpc_block = WSM5_TPC_BLOCK;
+/// Rows per block: a block is tpc_block columns of 1 or tpc_block_rows consecutive rows (tpc_rows_per_block
+/// picks). The launch bound is what an SM holds (WSM5_TPC_MIN_BLOCKS blocks of one row, or one block of
+/// tpc_block_rows rows), so the register budget (65,536 / 640 = 102) is the same either way.
+constexpr int tpc_block_rows = WSM5_TPC_MIN_BLOCKS;
+static_assert(tpc_block * tpc_block_rows <= 1024, "WSM5_TPC_BLOCK x WSM5_TPC_MIN_BLOCKS: at most 1,024 threads a block");
+/// Blocks of tpc_block_rows rows where the launch has at least tpc_multi_row_min_rows rows, else of one.
+/// Why (H200, 30-call medians, three rounds alternated, the fields bitwise the same; libwsm5/README.md):
+/// 128 x 5 blocks against 128 x 1, CONUS 433 x 308 x 35 0.392-0.393 ms against 0.410-0.413 (its first
+/// call 0.551-0.553 against 0.598-0.633), 256 x 256 x 64 0.619-0.626 against 0.637-0.644, 200 x 200 x 100
+/// 1.237-1.266 against 1.203-1.259 (noise). But the with-transfers pipeline, all in 5-row blocks, lost
+/// 6-12 % (4.58-4.86 against 4.32-4.35 ms): its chunks of 2-6 rows leave most of a 5-row block idle. A
+/// launch of R rows wastes at most (tpc_block_rows - 1) / R of its blocks' rows: from 160 rows, at most
+/// 2.5 %, less than the 3-4.5 % gained.
+constexpr int tpc_multi_row_min_rows = 160;
+inline int tpc_rows_per_block(int rows) { return rows >= tpc_multi_row_min_rows ? tpc_block_rows : 1; }
 template <int MaxNz>
-__global__ void __launch_bounds__(WSM5_TPC_BLOCK, WSM5_TPC_MIN_BLOCKS) thread_per_column_kernel(view v) {
+__global__ void __launch_bounds__(WSM5_TPC_BLOCK * WSM5_TPC_MIN_BLOCKS, 1) thread_per_column_kernel(view v) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= v.nx) return;
-  thread_per_column_column<MaxNz, inline_substeps, false>(v, i, v.j0 + static_cast<std::int64_t>(blockIdx.y));
+  const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i >= v.nx || row >= v.rows) return;
+  thread_per_column_column<MaxNz, inline_substeps, false>(v, i, v.j0 + static_cast<std::int64_t>(row));
 }
 
 // ------------------------------------------------------------------------------------------------------

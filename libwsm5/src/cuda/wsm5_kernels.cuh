@@ -36,7 +36,7 @@ static_assert(tpc_block * tpc_block_rows <= 1024, "WSM5_TPC_BLOCK x WSM5_TPC_MIN
 /// 1.237-1.266 against 1.203-1.259 (noise). But the with-transfers pipeline, all in 5-row blocks, lost
 /// 6-12 % (4.58-4.86 against 4.32-4.35 ms): its chunks of 2-6 rows leave most of a 5-row block idle. A
 /// launch of R rows wastes at most (tpc_block_rows - 1) / R of its blocks' rows: from 160 rows, at most
-/// 2.5 %, less than the 3-4.5 % gained.
+/// 2.5 %, less than the 2.8-4.5 % gained.
 constexpr int tpc_multi_row_min_rows = 160;
 inline int tpc_rows_per_block(int rows) { return rows >= tpc_multi_row_min_rows ? tpc_block_rows : 1; }
 template <int MaxNz>

@@ -40,7 +40,7 @@ static_assert(tpc_block * tpc_block_rows <= 1024, "WSM5_TPC_BLOCK x WSM5_TPC_MIN
 constexpr int tpc_multi_row_min_rows = 160;
 inline int tpc_rows_per_block(int rows) { return rows >= tpc_multi_row_min_rows ? tpc_block_rows : 1; }
 template <int MaxNz>
-__global__ void __launch_bounds__(WSM5_TPC_BLOCK * WSM5_TPC_MIN_BLOCKS, 1) thread_per_column_kernel(view v) {
+__global__ void __launch_bounds__(tpc_block * tpc_block_rows, 1) thread_per_column_kernel(view v) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (i >= v.nx || row >= v.rows) return;

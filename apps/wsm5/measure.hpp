@@ -53,7 +53,8 @@ struct gpu_ceilings {
   wsm5::host_link link;                ///< pinned cudaMemcpy, 200 MB each way
   double both_GBps = 0;                ///< bytes up + down per second, both directions at once
   wsm5::transfer_bytes per_call;       ///< bytes a with-transfers call moves up and down
-  double transfer_floor_s = 0;         ///< per_call at the link's rates, directions overlapped
+  double transfer_floor_s = 0;         ///< per_call's bytes copied both ways at once, measured
+  double transfer_floor_rates_s = 0;   ///< per_call at the link's rates, directions overlapped
   double transfer_floor_serial_s = 0;  ///< one direction after the other
 };
 /// `probe`: d0 on the device (its bytes per call); the caller keeps it allocated through the variants'

@@ -298,6 +298,12 @@ struct host_link {
   double both_seconds = 0;  ///< `bytes` up and `bytes` down concurrently
 };
 host_link measure_host_link(std::int64_t bytes, int repeats);
+/// The host link's floor for a given traffic, measured: `up` bytes host -> device and `down` bytes
+/// device -> host, one cudaMemcpyAsync each between pinned host memory and the device, on two streams at
+/// once, median of `repeats` [s]. Unlike a floor from the rates (max of up / h2d, down / d2h and the
+/// total at the both-at-once rate) it includes how the link shares itself between the two directions:
+/// where each direction gets half of the both-at-once rate while both run, the download slows the upload.
+double measure_concurrent_transfer_seconds(std::int64_t up, std::int64_t down, int repeats);
 /// Bytes that step_with_transfers moves up (10 3D + 2 2D fields) and down (6 3D + 5 2D fields).
 struct transfer_bytes {
   std::int64_t up = 0, down = 0;

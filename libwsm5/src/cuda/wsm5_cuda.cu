@@ -450,14 +450,37 @@ struct pinned_bytes {
 };
 }  // namespace
 
+namespace {
+/// Median time of `up` bytes host -> device and `down` bytes device -> host at once: one cudaMemcpyAsync
+/// each, the download on a second stream forked from and joined back to the timing stream by events.
+double concurrent_copy_seconds(char* d_up, const void* h_up, std::size_t up, void* h_down, const char* d_down,
+                               std::size_t down, int repeats) {
+  cudaStream_t s1;
+  GPUKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  cudaEvent_t fork, join;
+  GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  const double s = median_event_seconds(repeats, nullptr, [&] {
+    GPUKIT_CUDA_CHECK(cudaEventRecord(fork, nullptr));
+    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(s1, fork, 0));
+    GPUKIT_CUDA_CHECK(cudaMemcpyAsync(h_down, d_down, down, cudaMemcpyDeviceToHost, s1));
+    GPUKIT_CUDA_CHECK(cudaMemcpyAsync(d_up, h_up, up, cudaMemcpyHostToDevice, nullptr));
+    GPUKIT_CUDA_CHECK(cudaEventRecord(join, s1));
+    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(nullptr, join, 0));
+  });
+  cudaEventDestroy(fork);
+  cudaEventDestroy(join);
+  cudaStreamDestroy(s1);
+  return s;
+}
+}  // namespace
+
 host_link measure_host_link(std::int64_t bytes, int repeats) {
   const auto n = static_cast<std::size_t>(bytes);
   pinned_bytes up_src(n), down_dst(n);
   std::memset(up_src.p, 1, n);
   gpukit::device_buffer<char> d_up(bytes), d_down(bytes);
   d_down.fill_bytes(2);
-  cudaStream_t s1;
-  GPUKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
   host_link out;
   const double h2d = median_event_seconds(repeats, nullptr, [&] {
     GPUKIT_CUDA_CHECK(cudaMemcpyAsync(d_up.data(), up_src.p, n, cudaMemcpyHostToDevice, nullptr));
@@ -465,24 +488,19 @@ host_link measure_host_link(std::int64_t bytes, int repeats) {
   const double d2h = median_event_seconds(repeats, nullptr, [&] {
     GPUKIT_CUDA_CHECK(cudaMemcpyAsync(down_dst.p, d_down.data(), n, cudaMemcpyDeviceToHost, nullptr));
   });
-  // Both at once: the download on a second stream, joined back to the timing stream by an event.
-  cudaEvent_t fork, join;
-  GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-  GPUKIT_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-  out.both_seconds = median_event_seconds(repeats, nullptr, [&] {
-    GPUKIT_CUDA_CHECK(cudaEventRecord(fork, nullptr));
-    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(s1, fork, 0));
-    GPUKIT_CUDA_CHECK(cudaMemcpyAsync(down_dst.p, d_down.data(), n, cudaMemcpyDeviceToHost, s1));
-    GPUKIT_CUDA_CHECK(cudaMemcpyAsync(d_up.data(), up_src.p, n, cudaMemcpyHostToDevice, nullptr));
-    GPUKIT_CUDA_CHECK(cudaEventRecord(join, s1));
-    GPUKIT_CUDA_CHECK(cudaStreamWaitEvent(nullptr, join, 0));
-  });
-  cudaEventDestroy(fork);
-  cudaEventDestroy(join);
-  cudaStreamDestroy(s1);
+  out.both_seconds = concurrent_copy_seconds(d_up.data(), up_src.p, n, down_dst.p, d_down.data(), n, repeats);
   out.h2d_GBps = static_cast<double>(bytes) / h2d / 1e9;
   out.d2h_GBps = static_cast<double>(bytes) / d2h / 1e9;
   return out;
+}
+
+double measure_concurrent_transfer_seconds(std::int64_t up, std::int64_t down, int repeats) {
+  const auto nu = static_cast<std::size_t>(up), nd = static_cast<std::size_t>(down);
+  pinned_bytes up_src(std::max<std::size_t>(nu, 1)), down_dst(std::max<std::size_t>(nd, 1));
+  std::memset(up_src.p, 1, nu);
+  gpukit::device_buffer<char> d_up(std::max<std::int64_t>(up, 1)), d_down(std::max<std::int64_t>(down, 1));
+  d_down.fill_bytes(2);
+  return concurrent_copy_seconds(d_up.data(), up_src.p, nu, down_dst.p, d_down.data(), nd, repeats);
 }
 
 transfer_bytes transfer_bytes_per_call(std::int64_t nx, std::int64_t ny, std::int64_t nz) {

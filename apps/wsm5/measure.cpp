@@ -114,8 +114,9 @@ gpu_ceilings measure_ceilings(const wsm5::domain& d0, const wsm5::gpu_domain& pr
   // Host link (pinned cudaMemcpy, 200 MB each way) and the floor of the with-transfers figure: the
   // call's upload and download, one copy each, both at once (measured; no compute, no dependency between
   // them). The rates alone give a lower floor, max(up / h2d, down / d2h, total / both-at-once), reachable
-  // only where the link lets the upload keep its one-way rate while the download runs; on H200 boards
-  // whose both-at-once rate (95-100 GB/s) is below twice the one-way 55 GB/s it does not.
+  // only where the link lets the upload keep its one-way rate while the download runs. On H200 boards
+  // (50-55 GB/s each way, 84-101 GB/s both at once) it does not: CONUS 4.206 ms measured against 3.773
+  // from the rates, 3.595 against 3.387 (libwsm5/README.md, "With transfers").
   c.link = wsm5::measure_host_link(200'000'000, 5);
   c.per_call = wsm5::transfer_bytes_per_call(d0.nx, d0.ny, d0.nz);
   c.both_GBps = 400e6 / c.link.both_seconds / 1e9;

@@ -124,8 +124,9 @@ gpu_ceilings ceilings_on_ranks(const dist::communicator& comm, const wsm5::domai
   });
   // The parts run at once: the floors of the run are the slowest part's, the bytes the whole domain's.
   reduce_over_ranks(comm, MPI_MAX, {&c.memory_floor_s, &c.arithmetic_floor_s, &c.transfer_floor_s,
-                                    &c.transfer_floor_rates_s, &c.transfer_floor_serial_s, &c.copy_bytes_per_s, &c.peak_flops,
-                                    &c.flops_per_cell, &c.link.h2d_GBps, &c.link.d2h_GBps, &c.both_GBps});
+                                    &c.transfer_floor_rates_s, &c.transfer_floor_serial_s, &c.copy_bytes_per_s,
+                                    &c.peak_flops, &c.flops_per_cell, &c.link.h2d_GBps, &c.link.d2h_GBps,
+                                    &c.both_GBps});
   reduce_over_ranks(comm, MPI_SUM, {&c.min_bytes, &c.per_call.up, &c.per_call.down});
   return c;
 }

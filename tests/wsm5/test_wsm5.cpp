@@ -2,6 +2,7 @@
 // column, the water budget, HDF5 round trip, every bad-input error, generator determinism.
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "soundings.hpp"
 #include "test_support.hpp"
 #include "wsm5/wsm5.hpp"
+#include "tpc_launch.hpp"  // libwsm5/src/cuda: the launch arithmetic, host code
 
 namespace {
 
@@ -250,6 +252,65 @@ CPU_TEST_CASE(thread_per_column_structure_on_the_host_matches_the_reference_bitw
   BOOST_TEST(most_substeps_of_all > 12);
   wsm5::domain deep = wsm5::generate(2, 1, 257, 1);
   BOOST_CHECK_THROW(wsm5::emulation::thread_per_column_step(deep), std::invalid_argument);
+}
+
+CPU_TEST_CASE(row_divisor_is_exact) {
+  // floor(n / d) by multiply and shift (tpc_launch.hpp derives it for n, d < 2^31): every d up to 5,000
+  // at the multiples' edges, and large d. The magic rounded down instead of up fails at d = 3, n = 3.
+  namespace d = wsm5::detail;
+  const auto check = [](std::uint32_t div, std::uint32_t n) {
+    BOOST_TEST(d::make_row_divisor(div).divide(n) == n / div, "d " << div << " n " << n);
+  };
+  constexpr std::uint32_t top = 0x7fffffffu;
+  for (std::uint32_t div = 1; div <= 5000; ++div)
+    for (std::uint32_t k : {0u, 1u, 2u, 7u, 1000u, top / div - 1, top / div})
+      for (std::uint32_t n : {k * div, k * div + div - 1}) check(div, n);
+  for (std::uint32_t div : {65535u, 65536u, 65537u, (1u << 20) + 3u, 1u << 26, top - 1, top})
+    for (std::uint32_t n : {0u, div - 1, div, 2 * (div / 2), top - 1, top}) check(div, n);
+  d::row_divisor floor_magic = d::make_row_divisor(3);
+  floor_magic.magic = static_cast<std::uint32_t>((std::uint64_t{1} << floor_magic.shift) / 3);
+  BOOST_TEST(floor_magic.divide(3) == 0u);  // the check above would reject it
+  BOOST_CHECK_THROW(d::make_row_divisor(0), std::invalid_argument);
+  BOOST_CHECK_THROW(d::make_row_divisor(top + 1), std::invalid_argument);
+}
+
+CPU_TEST_CASE(balanced_launch_covers_every_column_once) {
+  // The thread_per_column launch (tpc_launch.hpp): blocks of 4..20 warps, no block without a warp of the
+  // domain, the fewest waves of one block per SM, and the kernel's mapping (warp -> row by the divisor,
+  // 32 columns a warp) reaches each column of the launch exactly once. Shapes: rows and columns of one,
+  // partial warps, CONUS on H100 (132 SMs), H200 (132) and smaller GPUs, multi-wave launches.
+  namespace d = wsm5::detail;
+  for (const int sms : {1, 2, 46, 114, 132, 144})
+    for (const std::int64_t nx : {1, 31, 32, 33, 37, 433, 1000})
+      for (const std::int64_t rows : {1, 2, 5, 163, 308}) {
+        BOOST_TEST_CONTEXT(nx << " x " << rows << " on " << sms << " SMs") {
+          const d::tpc_launch_shape l = d::tpc_balanced_launch(nx, rows, sms);
+          const std::int64_t per_row = (nx + 31) / 32, warps = per_row * rows;
+          BOOST_TEST(l.block_warps >= d::tpc_min_block_warps);
+          BOOST_TEST(l.block_warps <= d::tpc_max_block_warps);
+          BOOST_TEST(l.blocks * l.block_warps >= warps);
+          BOOST_TEST((l.blocks - 1) * l.block_warps < warps);
+          const std::int64_t per_wave = std::int64_t{sms} * d::tpc_max_block_warps;
+          const std::int64_t fewest_waves = (warps + per_wave - 1) / per_wave;
+          BOOST_TEST(l.blocks <= fewest_waves * sms);
+          // and the smallest blocks that fit those waves (equal work per SM): one warp fewer would not
+          if (l.block_warps > d::tpc_min_block_warps) BOOST_TEST((l.block_warps - 1) * fewest_waves * sms < warps);
+          BOOST_TEST(l.warps_per_row.d == static_cast<std::uint32_t>(per_row));
+          std::vector<int> seen(static_cast<std::size_t>(nx * rows), 0);
+          for (std::int64_t w = 0; w < l.blocks * l.block_warps; ++w) {
+            const std::uint32_t row = l.warps_per_row.divide(static_cast<std::uint32_t>(w));
+            for (std::int64_t lane = 0; lane < 32; ++lane) {
+              const std::int64_t i = (w - std::int64_t{row} * per_row) * 32 + lane;
+              if (i < nx && row < rows) ++seen[static_cast<std::size_t>(row * nx + i)];
+            }
+          }
+          BOOST_TEST(std::count(seen.begin(), seen.end(), 1) == nx * rows);
+        }
+      }
+  const d::tpc_launch_shape conus = d::tpc_balanced_launch(433, 308, 132);  // the figures in its comment
+  BOOST_TEST(conus.block_warps == 17);
+  BOOST_TEST(conus.blocks == 254);
+  BOOST_TEST(d::tpc_balanced_launch(0, 5, 132).blocks == 0);
 }
 
 CPU_TEST_CASE(reference_diagnostics_match_the_fields) {
@@ -522,10 +583,13 @@ GPU_TEST_CASE(gpu_variants_agree_bitwise) {
   // sequential one (README, "Variants"). What lets automatic switch variants from chunk to chunk. It also
   // tests thread_per_column's subsaturation screen with the device's fast functions (warp_per_column
   // computes every saturation): on the random soundings' saturated, supercooled and all-ice columns a
-  // screen that skipped a level near saturation would change its qv, qc and T. 37 x 163 columns: from
-  // 160 rows thread_per_column runs blocks of 5 rows (tpc_rows_per_block), and 163 leaves the last block
-  // 2 rows past the domain; a row it skipped would keep its input state.
+  // screen that skipped a level near saturation would change its qv, qc and T. thread_per_column's
+  // balanced blocks (tpc_balanced_launch): 37 x 163 columns are 326 warps of 32 columns (each row's
+  // second warp 5 columns), in blocks of 4 warps on 132 SMs, the last block's second half past the
+  // domain; 433 x 200 (2,800 warps of 14 a row, 27 of 32 columns in each row's last) take two waves of
+  // 11-warp blocks, the last 5 warps past the domain. A column the launch skipped would keep its input.
   for (const wsm5::domain& in : {wsm5::generate(70, 5, 35, 9), wsm5::generate(37, 163, 20, 10),
+                                 wsm5::generate(433, 200, 12, 11),
                                  test_wsm5::random_soundings(300, 5, 64),
                                  test_wsm5::random_soundings(300, 6, 64, 48, 72.f),
                                  test_wsm5::random_soundings(200, 16, 256, 100), test_wsm5::random_soundings(100, 17, 256, 200)}) {
@@ -539,7 +603,8 @@ GPU_TEST_CASE(transfers_path_matches_the_resident_path) {
   // 9 rows in 4 shrinking chunks (4, 2, 2, 1 rows); 300 rows of 512 columns in 8 (96, 66, 47, .. 8 rows:
   // 49,152, 33,792, 24,064, .. 4,096 columns): on 132 SMs (threshold 33,792) automatic runs
   // thread_per_column on the first two chunks and warp_per_column on the others. The resident run of the
-  // 300 rows takes blocks of 5 rows, each chunk blocks of one (tpc_rows_per_block).
+  // 300 rows takes blocks of 19 warps (4,800 warps: two waves on 132 SMs), each chunk blocks of fewer
+  // (tpc_balanced_launch).
   struct shape { std::int64_t nx, ny; int chunks; };
   for (const shape s : {shape{50, 9, 4}, shape{512, 300, 8}}) {
     const wsm5::domain in = wsm5::generate(s.nx, s.ny, 35, 4);

@@ -5,45 +5,25 @@
 
 #include "physics.hpp"
 #include "thread_per_column.hpp"
+#include "tpc_launch.hpp"
 #include "reduce/cuda/warp_reduce.cuh"
 #include "reduce/operators.hpp"
 
 namespace wsm5::detail {
 
-// thread_per_column kernel: consecutive threads = consecutive columns i of row j. Min blocks per SM
-// (128 threads each), measured on the H200 with the register prefetch (libwsm5/README.md): IEEE build
-// 6 -> 80 registers + 104 B spilled, 0.721 ms; 5 -> 95, no spills, 0.687-0.692 ms. Fast-math build:
-// 4 -> 0.454, 5 -> 0.377, 6 -> 0.410 ms (5 = 20 warps/SM is the default).
-#ifndef WSM5_TPC_MIN_BLOCKS
-#define WSM5_TPC_MIN_BLOCKS 5
-#endif
-// Threads per block row (consecutive columns). Smaller blocks would leave a finer-grained tail in the last
-// wave (133,364 CONUS columns are 1.6 waves at 640 threads per SM); measured: 64 (10 per SM) 0.422 vs
-// 128 0.428 ms, within noise, so 128 stays.
-#ifndef WSM5_TPC_BLOCK
-#define WSM5_TPC_BLOCK 128
-#endif
-constexpr int tpc_block = WSM5_TPC_BLOCK;
-/// Rows per block: a block is tpc_block columns of 1 or tpc_block_rows consecutive rows (tpc_rows_per_block
-/// picks). The launch bound is what an SM holds (WSM5_TPC_MIN_BLOCKS blocks of one row, or one block of
-/// tpc_block_rows rows), so the register budget (65,536 / 640 = 102) is the same either way.
-constexpr int tpc_block_rows = WSM5_TPC_MIN_BLOCKS;
-static_assert(tpc_block * tpc_block_rows <= 1024, "WSM5_TPC_BLOCK x WSM5_TPC_MIN_BLOCKS: at most 1,024 threads a block");
-/// Blocks of tpc_block_rows rows where the launch has at least tpc_multi_row_min_rows rows, else of one.
-/// Why (H200, 30-call medians, three rounds alternated, the fields bitwise the same; libwsm5/README.md):
-/// 128 x 5 blocks against 128 x 1, CONUS 433 x 308 x 35 0.392-0.393 ms against 0.410-0.413 (its first
-/// call 0.551-0.553 against 0.598-0.633), 256 x 256 x 64 0.619-0.626 against 0.637-0.644, 200 x 200 x 100
-/// 1.237-1.266 against 1.203-1.259 (noise). But the with-transfers pipeline, all in 5-row blocks, lost
-/// 6-12 % (4.58-4.86 against 4.32-4.35 ms): its chunks of 2-6 rows leave most of a 5-row block idle. A
-/// launch of R rows wastes at most (tpc_block_rows - 1) / R of its blocks' rows: from 160 rows, at most
-/// 2.5 %, less than the 2.8-4.5 % gained.
-constexpr int tpc_multi_row_min_rows = 160;
-inline int tpc_rows_per_block(int rows) { return rows >= tpc_multi_row_min_rows ? tpc_block_rows : 1; }
+// thread_per_column kernel: a warp takes 32 consecutive columns i of one row j (every level access of the
+// warp one 128-byte line), in the balanced blocks of tpc_balanced_launch (tpc_launch.hpp); warps_per_row
+// divides the warp index into its row.
 template <int MaxNz>
-__global__ void __launch_bounds__(tpc_block * tpc_block_rows, 1) thread_per_column_kernel(view v) {
-  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-  if (i >= v.nx || row >= v.rows) return;
+__global__ void __launch_bounds__(tpc_max_block_warps * 32, 1) thread_per_column_kernel(view v, row_divisor warps_per_row) {
+  constexpr unsigned warp = reduce::warp::warp_size;
+  const unsigned w = blockIdx.x * (blockDim.x / warp) + threadIdx.x / warp;  // < 2^31 (tpc_balanced_launch)
+  const unsigned row = warps_per_row.divide(w);
+  // per_row from nx, not warps_per_row.d (the same value): reading d from the parameters kept 3 more
+  // registers live and spilled 72 B (ptxas, sm_90; 93 registers and no spill this way).
+  const unsigned per_row = (static_cast<unsigned>(v.nx) + warp - 1) / warp;
+  const int i = static_cast<int>((w - row * per_row) * warp + threadIdx.x % warp);
+  if (i >= v.nx || row >= static_cast<unsigned>(v.rows)) return;
   thread_per_column_column<MaxNz, inline_substeps, false>(v, i, v.j0 + static_cast<std::int64_t>(row));
 }
 

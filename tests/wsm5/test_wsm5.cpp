@@ -16,7 +16,7 @@
 #include "soundings.hpp"
 #include "test_support.hpp"
 #include "wsm5/wsm5.hpp"
-#include "tpc_launch.hpp"  // libwsm5/src/cuda: the launch arithmetic, host code
+#include "tpc_launch.hpp"  // libwsm5/src/cuda: the launch shape, host code
 
 namespace {
 
@@ -254,63 +254,43 @@ CPU_TEST_CASE(thread_per_column_structure_on_the_host_matches_the_reference_bitw
   BOOST_CHECK_THROW(wsm5::emulation::thread_per_column_step(deep), std::invalid_argument);
 }
 
-CPU_TEST_CASE(row_divisor_is_exact) {
-  // floor(n / d) by multiply and shift (tpc_launch.hpp derives it for n, d < 2^31): every d up to 5,000
-  // at the multiples' edges, and large d. The magic rounded down instead of up fails at d = 3, n = 3.
-  namespace d = wsm5::detail;
-  const auto check = [](std::uint32_t div, std::uint32_t n) {
-    BOOST_TEST(d::make_row_divisor(div).divide(n) == n / div, "d " << div << " n " << n);
-  };
-  constexpr std::uint32_t top = 0x7fffffffu;
-  for (std::uint32_t div = 1; div <= 5000; ++div)
-    for (std::uint32_t k : {0u, 1u, 2u, 7u, 1000u, top / div - 1, top / div})
-      for (std::uint32_t n : {k * div, k * div + div - 1}) check(div, n);
-  for (std::uint32_t div : {65535u, 65536u, 65537u, (1u << 20) + 3u, 1u << 26, top - 1, top})
-    for (std::uint32_t n : {0u, div - 1, div, 2 * (div / 2), top - 1, top}) check(div, n);
-  d::row_divisor floor_magic = d::make_row_divisor(3);
-  floor_magic.magic = static_cast<std::uint32_t>((std::uint64_t{1} << floor_magic.shift) / 3);
-  BOOST_TEST(floor_magic.divide(3) == 0u);  // the check above would reject it
-  BOOST_CHECK_THROW(d::make_row_divisor(0), std::invalid_argument);
-  BOOST_CHECK_THROW(d::make_row_divisor(top + 1), std::invalid_argument);
-}
-
-CPU_TEST_CASE(balanced_launch_covers_every_column_once) {
-  // The thread_per_column launch (tpc_launch.hpp): blocks of 4..20 warps, no block without a warp of the
-  // domain, the fewest waves of one block per SM, and the kernel's mapping (warp -> row by the divisor,
-  // 32 columns a warp) reaches each column of the launch exactly once. Shapes: rows and columns of one,
-  // partial warps, CONUS on H100 (132 SMs), H200 (132) and smaller GPUs, multi-wave launches.
+CPU_TEST_CASE(launch_shape_covers_the_domain_and_fills_the_sms) {
+  // thread_per_column's blocks (tpc_launch.hpp): 128 columns x R rows, R = 1 below 160 rows, 5 where
+  // 5-row blocks need more than one wave, else the R whose single wave leaves the fullest SM the fewest
+  // warps (the largest on a tie); the grid covers every column exactly (no block wholly past the domain).
   namespace d = wsm5::detail;
   for (const int sms : {1, 2, 46, 114, 132, 144})
-    for (const std::int64_t nx : {1, 31, 32, 33, 37, 433, 1000})
-      for (const std::int64_t rows : {1, 2, 5, 163, 308}) {
+    for (const std::int64_t nx : {1, 31, 32, 33, 37, 129, 200, 256, 433, 1000})
+      for (const std::int64_t rows : {1, 2, 5, 159, 160, 163, 200, 256, 308, 600}) {
         BOOST_TEST_CONTEXT(nx << " x " << rows << " on " << sms << " SMs") {
-          const d::tpc_launch_shape l = d::tpc_balanced_launch(nx, rows, sms);
-          const std::int64_t per_row = (nx + 31) / 32, warps = per_row * rows;
-          BOOST_TEST(l.block_warps >= d::tpc_min_block_warps);
-          BOOST_TEST(l.block_warps <= d::tpc_max_block_warps);
-          BOOST_TEST(l.blocks * l.block_warps >= warps);
-          BOOST_TEST((l.blocks - 1) * l.block_warps < warps);
-          const std::int64_t per_wave = std::int64_t{sms} * d::tpc_max_block_warps;
-          const std::int64_t fewest_waves = (warps + per_wave - 1) / per_wave;
-          BOOST_TEST(l.blocks <= fewest_waves * sms);
-          // and the smallest blocks that fit those waves (equal work per SM): one warp fewer would not
-          if (l.block_warps > d::tpc_min_block_warps) BOOST_TEST((l.block_warps - 1) * fewest_waves * sms < warps);
-          BOOST_TEST(l.warps_per_row.d == static_cast<std::uint32_t>(per_row));
-          std::vector<int> seen(static_cast<std::size_t>(nx * rows), 0);
-          for (std::int64_t w = 0; w < l.blocks * l.block_warps; ++w) {
-            const std::uint32_t row = l.warps_per_row.divide(static_cast<std::uint32_t>(w));
-            for (std::int64_t lane = 0; lane < 32; ++lane) {
-              const std::int64_t i = (w - std::int64_t{row} * per_row) * 32 + lane;
-              if (i < nx && row < rows) ++seen[static_cast<std::size_t>(row * nx + i)];
+          const int r = d::tpc_rows_per_block(nx, rows, sms);
+          const d::tpc_launch_shape l = d::tpc_shape(nx, rows, r);
+          BOOST_TEST((r >= 1 && r <= d::tpc_block_rows));
+          BOOST_TEST(l.blocks_x * d::tpc_block >= nx);
+          BOOST_TEST((l.blocks_x - 1) * d::tpc_block < nx);
+          BOOST_TEST(l.blocks_y * r >= rows);
+          BOOST_TEST((l.blocks_y - 1) * r < rows);
+          if (rows < d::tpc_multi_row_min_rows) {
+            BOOST_TEST(r == 1);
+          } else if (d::tpc_shape(nx, rows, d::tpc_block_rows).waves(sms) > 1) {
+            BOOST_TEST(r == d::tpc_block_rows);
+          } else {
+            BOOST_TEST(l.waves(sms) == 1);
+            for (int q = 1; q <= d::tpc_block_rows; ++q) {
+              const d::tpc_launch_shape other = d::tpc_shape(nx, rows, q);
+              if (other.waves(sms) == 1) BOOST_TEST(l.fullest_sm_warps(sms) <= other.fullest_sm_warps(sms), "R " << q);
             }
           }
-          BOOST_TEST(std::count(seen.begin(), seen.end(), 1) == nx * rows);
         }
       }
-  const d::tpc_launch_shape conus = d::tpc_balanced_launch(433, 308, 132);  // the figures in its comment
-  BOOST_TEST(conus.block_warps == 17);
-  BOOST_TEST(conus.blocks == 254);
-  BOOST_TEST(d::tpc_balanced_launch(0, 5, 132).blocks == 0);
+  // The shapes libwsm5/README.md measures, on 132 SMs.
+  BOOST_TEST(d::tpc_rows_per_block(433, 308, 132) == 5);   // CONUS: 248 blocks, two waves
+  BOOST_TEST(d::tpc_rows_per_block(256, 256, 132) == 4);   // 128 blocks of 16 warps, not 104 of 20
+  BOOST_TEST(d::tpc_shape(256, 256, 4).fullest_sm_warps(132) == 16);
+  BOOST_TEST(d::tpc_rows_per_block(200, 200, 132) == 4);   // 100 blocks, not 80
+  BOOST_TEST(d::tpc_rows_per_block(500, 400, 132) == 5);   // 320 blocks, three waves
+  BOOST_TEST(d::tpc_rows_per_block(433, 94, 132) == 1);    // a with-transfers chunk
+  BOOST_TEST(d::tpc_shape(433, 308, 5).blocks() == 248);
 }
 
 CPU_TEST_CASE(reference_diagnostics_match_the_fields) {
@@ -584,10 +564,9 @@ GPU_TEST_CASE(gpu_variants_agree_bitwise) {
   // tests thread_per_column's subsaturation screen with the device's fast functions (warp_per_column
   // computes every saturation): on the random soundings' saturated, supercooled and all-ice columns a
   // screen that skipped a level near saturation would change its qv, qc and T. thread_per_column's
-  // balanced blocks (tpc_balanced_launch): 37 x 163 columns are 326 warps of 32 columns (each row's
-  // second warp 5 columns), in blocks of 4 warps on 132 SMs, the last block's second half past the
-  // domain; 433 x 200 (2,800 warps of 14 a row, 27 of 32 columns in each row's last) take two waves of
-  // 11-warp blocks, the last 5 warps past the domain. A column the launch skipped would keep its input.
+  // blocks (tpc_rows_per_block, 132 SMs): 37 x 163 columns take 82 blocks of 2 rows (one wave), the
+  // last one's second row past the domain; 433 x 200 blocks of 5 rows (two waves), each row's last block
+  // 79 columns past it. A column the launch skipped would keep its input state.
   for (const wsm5::domain& in : {wsm5::generate(70, 5, 35, 9), wsm5::generate(37, 163, 20, 10),
                                  wsm5::generate(433, 200, 12, 11),
                                  test_wsm5::random_soundings(300, 5, 64),
@@ -603,8 +582,7 @@ GPU_TEST_CASE(transfers_path_matches_the_resident_path) {
   // 9 rows in 4 shrinking chunks (4, 2, 2, 1 rows); 300 rows of 512 columns in 8 (96, 66, 47, .. 8 rows:
   // 49,152, 33,792, 24,064, .. 4,096 columns): on 132 SMs (threshold 33,792) automatic runs
   // thread_per_column on the first two chunks and warp_per_column on the others. The resident run of the
-  // 300 rows takes blocks of 19 warps (4,800 warps: two waves on 132 SMs), each chunk blocks of fewer
-  // (tpc_balanced_launch).
+  // 300 rows takes blocks of 5 rows, each chunk blocks of one (tpc_rows_per_block).
   struct shape { std::int64_t nx, ny; int chunks; };
   for (const shape s : {shape{50, 9, 4}, shape{512, 300, 8}}) {
     const wsm5::domain in = wsm5::generate(s.nx, s.ny, 35, 4);

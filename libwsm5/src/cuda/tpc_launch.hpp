@@ -1,17 +1,8 @@
-// thread_per_column's launch shape: balanced blocks of whole warps, and the multiply-shift division that
-// maps a warp to its row. Host arithmetic (no CUDA syntax beyond the qualifiers): shared by the kernel
-// (wsm5_kernels.cuh), the launch (wsm5_cuda.cu) and the CPU tests (tests/wsm5/test_wsm5.cpp).
+// thread_per_column's launch shape: blocks of tpc_block consecutive columns x R consecutive rows, R chosen
+// per launch. Host arithmetic (no CUDA syntax): shared by the kernel (wsm5_kernels.cuh), the launch
+// (wsm5_cuda.cu) and the CPU tests (tests/wsm5/test_wsm5.cpp).
 #pragma once
 #include <cstdint>
-#include <limits>
-#include <stdexcept>
-#include <string>
-
-#if defined(__CUDACC__)
-#define WSM5_HD_MEMBER __host__ __device__ __forceinline__
-#else
-#define WSM5_HD_MEMBER inline
-#endif
 
 // Min blocks per SM of the 1-row blocks of WSM5_TPC_BLOCK threads the register bound was measured with
 // (H200, register prefetch; libwsm5/README.md): IEEE build 6 -> 80 registers + 104 B spilled, 0.721 ms;
@@ -20,72 +11,68 @@
 #ifndef WSM5_TPC_MIN_BLOCKS
 #define WSM5_TPC_MIN_BLOCKS 5
 #endif
+// Threads per block row (consecutive columns). 64 (10 blocks per SM) against 128: 0.422 against 0.428 ms
+// on CONUS, within noise, so 128 stays.
 #ifndef WSM5_TPC_BLOCK
 #define WSM5_TPC_BLOCK 128
 #endif
 
 namespace wsm5::detail {
 
-/// Most warps of a block: one SM's worth at the register bound (65,536 / 640 = 102 registers a thread,
-/// 93 used). The kernel's launch bound is one such block per SM.
-constexpr int tpc_max_block_warps = WSM5_TPC_BLOCK * WSM5_TPC_MIN_BLOCKS / 32;
-static_assert(tpc_max_block_warps >= 4 && tpc_max_block_warps * 32 <= 1024,
-              "WSM5_TPC_BLOCK x WSM5_TPC_MIN_BLOCKS: 128 to 1,024 threads a block");
-/// Fewest warps of a block: a small launch (a with-transfers chunk of a few rows) keeps blocks of 4
-/// warps, the shape its chunks were measured with, rather than one warp on each of more SMs.
-constexpr int tpc_min_block_warps = 4;
+constexpr int tpc_block = WSM5_TPC_BLOCK;
+/// Most rows of a block: the launch bound is what an SM holds (WSM5_TPC_MIN_BLOCKS blocks of one row, or
+/// one block of tpc_block_rows rows), so the register budget (65,536 / 640 = 102) is the same for every R.
+constexpr int tpc_block_rows = WSM5_TPC_MIN_BLOCKS;
+static_assert(tpc_block % 32 == 0 && tpc_block * tpc_block_rows <= 1024,
+              "WSM5_TPC_BLOCK: whole warps; x WSM5_TPC_MIN_BLOCKS: at most 1,024 threads a block");
+/// Launches of fewer rows (the with-transfers chunks) keep blocks of one row.
+constexpr int tpc_multi_row_min_rows = 160;
 
-/// floor(n / d) for n < 2^31 and 1 <= d < 2^31 by a multiply and a shift: with s = ceil(log2 d) and
-/// M = ceil(2^(31+s) / d) = 2^(31+s) / d + e (0 <= e < 1, M < 2^32), n M / 2^(31+s) = n / d + n e / 2^(31+s),
-/// and n e / 2^(31+s) < 2^31 / 2^(31+s) = 2^-s <= 1 / d, while the fraction of n / d is at most
-/// (d - 1) / d: the floor is floor(n / d). (M rounded down instead fails at d = 3, n = 3: the test.)
-/// Why not `/`: the kernel's runtime division kept 3 more registers live and spilled 80 B (ptxas, sm_90).
-struct row_divisor {
-  std::uint32_t d = 1, magic = 1u << 31;
-  int shift = 31;
-  WSM5_HD_MEMBER std::uint32_t divide(std::uint32_t n) const {
-    return static_cast<std::uint32_t>((static_cast<std::uint64_t>(n) * magic) >> shift);
+/// A launch of `rows` rows of nx columns in blocks of tpc_block columns x R rows: how many blocks, how many
+/// an SM holds at once (the register bound: tpc_block_rows / R), the waves on `sms` SMs, and the warps of
+/// the fullest SM in the first wave.
+struct tpc_launch_shape {
+  int block_rows = 1;
+  std::int64_t blocks_x = 0, blocks_y = 0;
+  std::int64_t blocks() const { return blocks_x * blocks_y; }
+  std::int64_t per_sm() const { return tpc_block_rows / block_rows; }
+  std::int64_t waves(int sms) const { return (blocks() + sms * per_sm() - 1) / (sms * per_sm()); }
+  std::int64_t fullest_sm_warps(int sms) const {
+    const std::int64_t spread = (blocks() + sms - 1) / sms;
+    return (spread < per_sm() ? spread : per_sm()) * block_rows * (tpc_block / 32);
   }
 };
-inline row_divisor make_row_divisor(std::uint32_t d) {
-  if (d == 0 || d > static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max()))
-    throw std::invalid_argument("wsm5 row_divisor: divisor " + std::to_string(d) + " outside 1 .. 2^31 - 1");
-  int s = 0;
-  while ((std::uint64_t{1} << s) < d) ++s;
-  row_divisor r;
-  r.d = d;
-  r.shift = 31 + s;
-  r.magic = static_cast<std::uint32_t>(((std::uint64_t{1} << r.shift) + d - 1) / d);
-  return r;
+inline tpc_launch_shape tpc_shape(std::int64_t nx, std::int64_t rows, int block_rows) {
+  tpc_launch_shape l;
+  l.block_rows = block_rows;
+  l.blocks_x = (nx + tpc_block - 1) / tpc_block;
+  l.blocks_y = (rows + block_rows - 1) / block_rows;
+  return l;
 }
 
-/// Balanced blocks: the launch's warps (ceil(nx / 32) a row, a warp 32 consecutive columns of one row,
-/// numbered row after row) in as few waves of one block per SM as the register bound allows, cut into
-/// blocks of equal warps, so that every SM of a wave runs the same number of warps. Against blocks of
-/// 128 columns x 5 rows, which leave SMs idle where the grid is not a multiple of the SM count (on 132 SMs
-/// 256 x 256 columns took 104 blocks, 200 x 200 took 80): H200, 30-call medians, 256 x 256 x 64 0.572-0.592
-/// ms against 0.625-0.635, 200 x 200 x 100 1.126-1.181 against 1.252-1.255; CONUS 433 x 308 x 35 (4,312
-/// warps: 254 blocks of 17, two waves either way) 0.398-0.404 against 0.393-0.400 (libwsm5/README.md,
-/// "Balanced blocks").
-struct tpc_launch_shape {
-  int block_warps = tpc_min_block_warps;
-  std::int64_t blocks = 0;
-  row_divisor warps_per_row;  // d = ceil(nx / 32)
-};
-inline tpc_launch_shape tpc_balanced_launch(std::int64_t nx, std::int64_t rows, int sms) {
-  tpc_launch_shape l;
-  if (nx <= 0 || rows <= 0 || sms <= 0) return l;
-  const std::int64_t per_row = (nx + 31) / 32, warps = per_row * rows;
-  // The kernel's warp index is 32-bit: 2^31 warps are 2^36 columns, far beyond any GPU's memory.
-  if (warps > std::numeric_limits<std::int32_t>::max())
-    throw std::length_error("wsm5 thread_per_column: " + std::to_string(warps) + " warps in one launch (at most 2^31 - 1)");
-  l.warps_per_row = make_row_divisor(static_cast<std::uint32_t>(per_row));
-  const std::int64_t per_wave = static_cast<std::int64_t>(sms) * tpc_max_block_warps;
-  const std::int64_t waves = (warps + per_wave - 1) / per_wave;
-  const std::int64_t w = (warps + waves * sms - 1) / (waves * sms);  // <= tpc_max_block_warps
-  l.block_warps = static_cast<int>(w < tpc_min_block_warps ? tpc_min_block_warps : w);
-  l.blocks = (warps + l.block_warps - 1) / l.block_warps;
-  return l;
+/// Rows per block. Why (H200, 30-call medians, builds alternated, the fields bitwise the same; libwsm5/
+/// README.md, "Launch shape"):
+/// * from tpc_multi_row_min_rows rows, blocks of tpc_block_rows rows (one per SM): CONUS 433 x 308 x 35
+///   0.392-0.393 ms against 0.410-0.413 in 1-row blocks; a launch of R rows wastes at most 4 / R of its
+///   blocks' rows (2.5 % from 160). The with-transfers chunks of 2-6 rows keep 1-row blocks: in 5-row
+///   blocks the pipeline lost 6-12 % (4.58-4.86 against 4.32-4.35 ms).
+/// * but where 5-row blocks fit in one wave and leave SMs idle (on 132 SMs 256 x 256 columns are 104
+///   blocks of 20 warps, 200 x 200 80 of them), the R whose single wave leaves the fullest SM the fewest
+///   warps, the largest such R on a tie: 4 rows for both (128 and 100 blocks). 256 x 256 x 64 0.614-0.615 ms
+///   against 0.623-0.628, 200 x 200 x 100 1.195-1.208 against 1.245-1.267.
+/// * with more waves, 5 rows. Blocks of equal runs of consecutive warps (32 columns of one row each), the
+///   fewest waves of one per SM, were 6-10 % faster than 5-row blocks in the single waves above but 18-36 %
+///   slower with more waves (500 x 400 x 45 0.810 against 0.678-0.686 ms, 1000 x 600 x 40 2.46 against
+///   1.79-1.82; cause not profiled): not taken, nor a rule switching between the two (not measured).
+inline int tpc_rows_per_block(std::int64_t nx, std::int64_t rows, int sms) {
+  if (rows < tpc_multi_row_min_rows || nx <= 0 || sms <= 0) return 1;
+  tpc_launch_shape best = tpc_shape(nx, rows, tpc_block_rows);
+  if (best.waves(sms) > 1) return tpc_block_rows;
+  for (int r = tpc_block_rows - 1; r >= 1; --r) {
+    const tpc_launch_shape l = tpc_shape(nx, rows, r);
+    if (l.waves(sms) == 1 && l.fullest_sm_warps(sms) < best.fullest_sm_warps(sms)) best = l;
+  }
+  return best.block_rows;
 }
 
 }  // namespace wsm5::detail

@@ -96,15 +96,17 @@ struct gpu_domain::impl {
     if (var == variant::automatic) var = choose_variant(nx * rows, nz, capacity);
     const detail::view v = make_view(j0, rows);
     if (var == variant::thread_per_column) {
-      // Balanced blocks of 4-20 warps, a warp 32 columns of one row (tpc_launch.hpp). Local arrays of 64
-      // levels up to nz = 64 (the tuned case: a smaller stack reservation), of 256 above
-      // (thread_per_column.hpp, max_levels).
-      const detail::tpc_launch_shape shape = detail::tpc_balanced_launch(nx, rows, capacity.sms);
-      const dim3 block(static_cast<unsigned>(32 * shape.block_warps)), grid(static_cast<unsigned>(shape.blocks));
+      // Blocks of 128 columns x 1-5 rows (tpc_launch.hpp, tpc_rows_per_block). Local arrays of 64 levels up
+      // to nz = 64 (the tuned case: a smaller stack reservation), of 256 above (thread_per_column.hpp,
+      // max_levels).
+      const int block_rows = detail::tpc_rows_per_block(nx, rows, capacity.sms);
+      const detail::tpc_launch_shape shape = detail::tpc_shape(nx, rows, block_rows);
+      const dim3 block(detail::tpc_block, static_cast<unsigned>(block_rows)),
+          grid(static_cast<unsigned>(shape.blocks_x), static_cast<unsigned>(shape.blocks_y));
       if (nz <= detail::tpc_shallow_levels)
-        detail::thread_per_column_kernel<detail::tpc_shallow_levels><<<grid, block, 0, s>>>(v, shape.warps_per_row);
+        detail::thread_per_column_kernel<detail::tpc_shallow_levels><<<grid, block, 0, s>>>(v);
       else
-        detail::thread_per_column_kernel<detail::max_levels><<<grid, block, 0, s>>>(v, shape.warps_per_row);
+        detail::thread_per_column_kernel<detail::max_levels><<<grid, block, 0, s>>>(v);
       GPUKIT_CHECK_LAUNCH();
     } else if (var == variant::warp_per_column) {
       // 256 threads: 8 (W = 32) or 16 (W = 16) consecutive columns per block, whose strided level loads

@@ -11,19 +11,13 @@
 
 namespace wsm5::detail {
 
-// thread_per_column kernel: a warp takes 32 consecutive columns i of one row j (every level access of the
-// warp one 128-byte line), in the balanced blocks of tpc_balanced_launch (tpc_launch.hpp); warps_per_row
-// divides the warp index into its row.
+// thread_per_column kernel: consecutive threads = consecutive columns i of row j, in blocks of tpc_block
+// columns x tpc_rows_per_block rows (tpc_launch.hpp).
 template <int MaxNz>
-__global__ void __launch_bounds__(tpc_max_block_warps * 32, 1) thread_per_column_kernel(view v, row_divisor warps_per_row) {
-  constexpr unsigned warp = reduce::warp::warp_size;
-  const unsigned w = blockIdx.x * (blockDim.x / warp) + threadIdx.x / warp;  // < 2^31 (tpc_balanced_launch)
-  const unsigned row = warps_per_row.divide(w);
-  // per_row from nx, not warps_per_row.d (the same value): reading d from the parameters kept 3 more
-  // registers live and spilled 72 B (ptxas, sm_90; 93 registers and no spill this way).
-  const unsigned per_row = (static_cast<unsigned>(v.nx) + warp - 1) / warp;
-  const int i = static_cast<int>((w - row * per_row) * warp + threadIdx.x % warp);
-  if (i >= v.nx || row >= static_cast<unsigned>(v.rows)) return;
+__global__ void __launch_bounds__(tpc_block * tpc_block_rows, 1) thread_per_column_kernel(view v) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i >= v.nx || row >= v.rows) return;
   thread_per_column_column<MaxNz, inline_substeps, false>(v, i, v.j0 + static_cast<std::int64_t>(row));
 }
 

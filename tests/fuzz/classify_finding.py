@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Classifies a libFuzzer finding (its log) as libhdf5's own defect or ours.
 
-    classify_finding.py LOG        exit 0: inside libhdf5 (third party); 1: ours, or no such finding
+    classify_finding.py LOG           exit 0: inside libhdf5 (third party); 1: ours, or no such finding
+    classify_finding.py --replay LOG  prints why the unit must be replayed alone (rss, no-report), exit 0;
+                                      exit 1 when the log decides by itself
     classify_finding.py --self-test
 
 A timeout, a crash (an AddressSanitizer memory error, a deadly signal) or an out-of-memory is libhdf5 1.10's
@@ -16,12 +18,22 @@ for a 13 KB file).
 Ours, always: leaks (our handles), UBSan reports, a frame of our code innermost, an allocation by our code
 holding the memory, and an overflow of a block our code allocated (a buffer we sized wrong, even if
 libhdf5 wrote past it).
+
+Two logs cannot decide and scripts/fuzz replays their unit alone, in a fresh process:
+- rss: an RSS out-of-memory that its own profile does not place inside libhdf5 (libFuzzer samples the
+  process's peak resident size, which an earlier input may have set, and the profile may show libFuzzer's
+  own buffers); a replay that reproduces it in our code fails;
+- no-report: a death with no report at all (no sanitizer or libFuzzer "ERROR:", no UBSan "runtime error"),
+  nothing to classify (the sanitizer's own CHECK failure is classified by its stack like the rest).
 """
 import re
 import sys
 
-FINDING = re.compile(r"ERROR: (libFuzzer: (timeout|deadly signal|out-of-memory)|AddressSanitizer: )")
-NOT_LIBRARY_CODE = re.compile(r"sanitizer|fuzzer::|libc\.so|__interceptor_|sysdeps/")
+# "AddressSanitizer: CHECK failed" (no "ERROR:"): ASan's own assertion, seen when libhdf5's H5HG_read
+# memcpy's a corrupted global-heap object's size (2.6 TB) and the memcpy interceptor's range check fails.
+FINDING = re.compile(r"ERROR: (libFuzzer: (timeout|deadly signal|out-of-memory)|AddressSanitizer: )"
+                     r"|AddressSanitizer: CHECK failed")
+NOT_LIBRARY_CODE = re.compile(r"sanitizer|__asan|fuzzer::|libc\.so|__interceptor_|sysdeps/")
 SOURCE_LOCATION = re.compile(r"\.(cpp|hpp|cc|h|c):\d+")
 
 
@@ -59,11 +71,20 @@ def inside_libhdf5(text):
         return False
     # Out-of-memory with a live-heap profile: its first context must hold most of the live bytes.
     share = re.search(r"Live Heap Allocations:.*?\n\d+ byte\(s\) \((\d+)%\)", report, re.S)
-    if m.group(1).startswith("libFuzzer: out-of-memory") and share and int(share.group(1)) < 50:
+    if (m.group(1) or "").startswith("libFuzzer: out-of-memory") and share and int(share.group(1)) < 50:
         return False
     if "allocated by thread" in report and (len(blocks) < 2 or "libhdf5" not in innermost(blocks[1])):
         return False
     return True
+
+
+def replay_reason(text):
+    """Why this log cannot decide (its unit is replayed alone), or None."""
+    if "ERROR: libFuzzer: out-of-memory (used:" in text and not inside_libhdf5(text):
+        return "rss"
+    if "Test unit written" in text and not FINDING.search(text) and not re.search(r"ERROR: |runtime error", text):
+        return "no-report"
+    return None
 
 
 def frame(i, where):
@@ -71,8 +92,9 @@ def frame(i, where):
 
 
 HDF5 = "(/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x1)"
+UNIT = "artifact_prefix='/b/crashes/'; Test unit written to /b/crashes/crash-0123"
 SAMPLES = {
-    # name: (log, expected inside_libhdf5)
+    # name: (log, expected inside_libhdf5[, expected replay_reason])
     "timeout_in_global_heap": ("==1== ERROR: libFuzzer: timeout after 10 seconds\n" + "\n".join([
         frame(0, "__sanitizer_print_stack_trace (/b/fuzz_csr_hdf5+0x1)"),
         frame(1, "fuzzer::PrintStackTrace() (/b/fuzz_csr_hdf5+0x1)"),
@@ -110,11 +132,11 @@ SAMPLES = {
         "Live Heap Allocations: 2218876619 bytes in 7 chunks; showing top 95%\n"
         "2193485238 byte(s) (98%) in 1 allocation(s)\n" + "\n".join([
         frame(0, "operator new(unsigned long) (/b/fuzz_wsm5_hdf5+0x1)"),
-        frame(1, "wsm5::domain::domain() /src/libwsm5/src/domain.cpp:60:3"), frame(2, "H5Dread " + HDF5)]), False),
+        frame(1, "wsm5::domain::domain() /src/libwsm5/src/domain.cpp:60:3"), frame(2, "H5Dread " + HDF5)]), False, "rss"),
     "scattered_heap_growth": ("==1== ERROR: libFuzzer: out-of-memory (used: 2278Mb; limit: 2048Mb)\n"
         "Live Heap Allocations: 2218876619 bytes in 7 chunks; showing top 95%\n"
         "443485238 byte(s) (20%) in 100 allocation(s)\n" + "\n".join([
-        frame(0, "malloc (/b/fuzz_wsm5_hdf5+0x1)"), frame(1, "H5FL_reg_malloc " + HDF5)]), False),
+        frame(0, "malloc (/b/fuzz_wsm5_hdf5+0x1)"), frame(1, "H5FL_reg_malloc " + HDF5)]), False, "rss"),
     "malloc_over_the_limit_in_libhdf5": ("==1== ERROR: libFuzzer: out-of-memory (malloc(2621440000))\n" + "\n".join([
         frame(0, "__sanitizer_print_stack_trace (/b/fuzz_wsm5_hdf5+0x1)"), frame(1, "fuzzer::MallocHook (/b/fuzz_wsm5_hdf5+0x1)"),
         frame(2, "malloc (/b/fuzz_wsm5_hdf5+0x1)"), frame(3, "H5O__cache_deserialize " + HDF5),
@@ -122,13 +144,30 @@ SAMPLES = {
     "leak_of_a_libhdf5_allocation": ("==1==ERROR: LeakSanitizer: detected memory leaks\n" + "\n".join([
         frame(0, "malloc (/b/fuzz_csr_hdf5+0x1)"), frame(1, "H5FL_reg_malloc " + HDF5)]) +
         "\n==1==ERROR: AddressSanitizer: SEGV\n" + frame(0, "H5HG_read " + HDF5), False),
+    "asan_check_in_libhdf5_memcpy": ('==1==AddressSanitizer: CHECK failed: sanitizer_libc.cpp:274 "((size)) <= '
+        '((1ULL << (40)))" (0x26d60000000, 0x10000000000) (tid=1)\n' + "\n".join([
+        frame(0, "__asan::CheckUnwind() asan_rtl.cpp.o"),
+        frame(1, "__sanitizer::CheckFailed(char const*, int) (/b/fuzz_csr_hdf5+0x1)"),
+        frame(2, "__asan_region_is_poisoned (/b/fuzz_csr_hdf5+0x1)"),
+        frame(3, "__interceptor_memcpy (/b/fuzz_csr_hdf5+0x1)"), frame(4, "H5HG_read " + HDF5),
+        frame(5, "sparse::read_string_attr() /src/libsparse/src/hdf5_io.cpp:206:9")]) + "\n" + UNIT, True),
+    "asan_check_in_our_code": ('==1==AddressSanitizer: CHECK failed: sanitizer_libc.cpp:274 "((size))"\n' + "\n".join([
+        frame(0, "__asan::CheckUnwind() asan_rtl.cpp.o"), frame(1, "__interceptor_memcpy (/b/fuzz_csr_hdf5+0x1)"),
+        frame(2, "sparse::read_dataset() /src/libsparse/src/hdf5_io.cpp:120:3"), frame(3, "H5Dread " + HDF5)]) +
+        "\n" + UNIT, False),
+    "death_without_report": ("MS: 1 ChangeByte-; base unit: 0\n" + UNIT, False, "no-report"),
+    "rss_peak_of_an_earlier_input": ("==1== ERROR: libFuzzer: out-of-memory (used: 2100Mb; limit: 2048Mb)\n"
+        "Live Heap Allocations: 9000 bytes in 7 chunks; showing top 95%\n"
+        "4000 byte(s) (44%) in 1 allocation(s)\n" + frame(0, "malloc (/b/fuzz_wsm5_hdf5+0x1)") + "\n" + UNIT,
+        False, "rss"),
     "ubsan_report": ("/src/libwsm5/src/domain.cpp:52:7: runtime error: signed integer overflow\n" +
         frame(0, "H5Dread " + HDF5), False),
 }
 
 
 def self_test():
-    failures = [name for name, (log, expected) in SAMPLES.items() if inside_libhdf5(log) != expected]
+    failures = [name for name, (log, expected, *replay) in SAMPLES.items()
+                if inside_libhdf5(log) != expected or replay_reason(log) != (replay[0] if replay else None)]
     for name in failures:
         print(f"classify_finding self-test: {name} misclassified", file=sys.stderr)
     print(f"classify_finding self-test: {len(SAMPLES) - len(failures)} of {len(SAMPLES)} samples classified right")
@@ -138,6 +177,12 @@ def self_test():
 if __name__ == "__main__":
     if sys.argv[1:] == ["--self-test"]:
         sys.exit(self_test())
+    if sys.argv[1:2] == ["--replay"] and len(sys.argv) == 3:
+        with open(sys.argv[2], errors="replace") as f:
+            reason = replay_reason(f.read())
+        if reason:
+            print(reason)
+        sys.exit(0 if reason else 1)
     if len(sys.argv) != 2:
         sys.exit(__doc__.split("\n\n")[1])
     with open(sys.argv[1], errors="replace") as f:

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <memory>
 #include <string>
 #include <vector>
@@ -406,6 +407,154 @@ variant stencil_staged_variant(const sparse::spmv_plan<V, I>& plan, const V* x, 
           false, "scalar"};
 }
 
+/// stencil, pipelined and/or warp-staged (same rows, same products, same order: bitwise the library's):
+/// Prefetch: the next grid-stride row's pattern byte and row_ptr are loaded before this row's entries,
+/// so a row waits for one round trip to memory (its entries) instead of two (its start, then its
+/// entries). Stage: the warp's 32 rows own one contiguous stretch of values (at most 32 x 8 here); the
+/// warp copies it to shared memory with 16-byte loads (each 128-byte line read by one instruction
+/// instead of by every one of a row's 5-8 strided loads), then each thread reads its row's values from
+/// there (a warp's reads k words apart, k its rows' length: conflict-free for odd k).
+constexpr int pipe_warp_words = 32 * 8 + 8;  // a warp's stretch (<= 256 values) from its 16-byte-aligned start
+template <bool Prefetch, bool Stage>
+__global__ void __launch_bounds__(256)
+stencil_pipe_kernel(sparse::csr_view<V, I> a, const std::uint8_t* __restrict__ pattern_of_row,
+                    const std::int32_t* __restrict__ table, int patterns, int words, const V* __restrict__ x,
+                    V* __restrict__ y) {
+  constexpr int U = sparse::detail::stencil_unrolled_row;
+  __shared__ std::int32_t s_table[sparse::detail::stencil_table_words];
+  __shared__ __align__(16) V s_vals[Stage ? 8 * pipe_warp_words : 4];
+  const std::int32_t* off = sparse::detail::stage_stencil_table(s_table, table, patterns, words);
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  V* mine = s_vals + (Stage ? (threadIdx.x >> 5) * pipe_warp_words : 0);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u);
+  int p = 0;
+  std::int64_t begin = 0;
+  if (Prefetch && row0 + lane < a.rows) p = pattern_of_row[row0 + lane], begin = a.row_ptr[row0 + lane];
+  for (; row0 < a.rows; row0 += stride) {  // warp-uniform
+    const std::int64_t row = row0 + lane;
+    const bool live = row < a.rows;
+    if constexpr (!Prefetch) {
+      p = live ? pattern_of_row[row] : 0;
+      begin = live ? static_cast<std::int64_t>(a.row_ptr[row]) : 0;
+    }
+    int pn = 0;
+    std::int64_t bn = 0;
+    if constexpr (Prefetch) {
+      if (row + stride < a.rows) pn = pattern_of_row[row + stride], bn = a.row_ptr[row + stride];
+    }
+    const int first = s_table[p];
+    const int len = live ? s_table[p + 1] - first : 0;
+    V s = V(0);
+    if constexpr (Stage) {
+      const int last = static_cast<int>(a.rows - 1 - row0 < 31 ? a.rows - 1 - row0 : 31);
+      const std::int64_t base = __shfl_sync(0xffffffffu, begin, 0) & ~std::int64_t{3};
+      const std::int64_t end = __shfl_sync(0xffffffffu, begin + len, last);
+      for (std::int64_t q = base + 4 * lane; q < end; q += 128) {
+        if (q + 4 <= a.nnz) {
+          *reinterpret_cast<float4*>(mine + (q - base)) = *reinterpret_cast<const float4*>(a.values + q);
+        } else {
+          for (std::int64_t t = q; t < a.nnz; ++t) mine[t - base] = a.values[t];
+        }
+      }
+      V xv[U];
+#pragma unroll
+      for (int k = 0; k < U; ++k) xv[k] = len > 0 ? __ldg(x + (row + off[first + (k < len ? k : len - 1)])) : V(0);
+      __syncwarp();
+      const V* v = mine + (begin - base);
+#pragma unroll
+      for (int k = 0; k < U; ++k)
+        if (k < len) s += v[k] * xv[k];
+      __syncwarp();  // the next row's copy reuses the stretch
+    } else {
+      s = sparse::detail::stencil_row_dot<U>(a, x, row, begin, off + first, len);
+    }
+    if (live) y[row] = s;
+    if constexpr (Prefetch) p = pn, begin = bn;
+  }
+}
+
+template <bool Prefetch, bool Stage>
+variant stencil_pipe_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, int per_sm) {
+  const auto& st = std::get<sparse::detail::stencil_state>(plan.state().algorithm);
+  const auto a = plan.matrix();
+  const int grid = static_cast<int>(std::min<std::int64_t>((a.rows + 255) / 256, std::int64_t{per_sm} * sm_count()));
+  cudaFuncAttributes attr{};
+  GPUKIT_CUDA_CHECK(cudaFuncGetAttributes(&attr, stencil_pipe_kernel<Prefetch, Stage>));
+  return {std::string("stencil unroll 8") + (Prefetch ? " + next row's start prefetched" : "") +
+              (Stage ? " + warp-staged values" : "") + ", " + std::to_string(per_sm) + " blocks/SM, " +
+              std::to_string(attr.numRegs) + " regs",
+          [=, &st](cudaStream_t s) {
+            stencil_pipe_kernel<Prefetch, Stage><<<grid, 256, 0, s>>>(a, st.pattern_of_row.data(), st.table.data(),
+                                                                     st.patterns, static_cast<int>(st.table.size()), x, y);
+            GPUKIT_CHECK_LAUNCH();
+          },
+          false, "scalar"};
+}
+
+/// stencil, packed row starts: row_ptr replaced by one base per 32-row warp group (row_ptr[32 w]) and,
+/// per row, its start within the group's stretch (at most 31 x 8 = 248 with rows of <= 8 entries: a
+/// byte), packed with the pattern byte into one 16-bit word (built on the host). A row reads 2 bytes
+/// instead of 5 (pattern byte + 4-byte row_ptr), and its start needs no scan: the same single round trip
+/// before its entries as the library's kernel. Same products in the same order: bitwise the library's.
+__global__ void __launch_bounds__(256)
+stencil_packed_kernel(sparse::csr_view<V, I> a, const std::uint16_t* __restrict__ packed,
+                      const std::int64_t* __restrict__ group_base, const std::int32_t* __restrict__ table, int patterns,
+                      int words, const V* __restrict__ x, V* __restrict__ y) {
+  constexpr int U = sparse::detail::stencil_unrolled_row;
+  __shared__ std::int32_t s_table[sparse::detail::stencil_table_words];
+  const std::int32_t* off = sparse::detail::stage_stencil_table(s_table, table, patterns, words);
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); row0 < a.rows;
+       row0 += stride) {  // warp-uniform, a multiple of 32
+    const std::int64_t row = row0 + lane;
+    const bool live = row < a.rows;
+    const unsigned w = live ? packed[row] : 0u;
+    const std::int64_t base = group_base[row0 >> 5];
+    const int p = static_cast<int>(w & 0xffu);
+    const int first = s_table[p];
+    const int len = live ? s_table[p + 1] - first : 0;
+    const std::int64_t begin = base + static_cast<std::int64_t>(w >> 8);
+    const V s = sparse::detail::stencil_row_dot<U>(a, x, row, begin, off + first, len);
+    if (live) y[row] = s;
+  }
+}
+
+struct packed_starts {
+  gpukit::device_buffer<std::uint16_t> packed;
+  gpukit::device_buffer<std::int64_t> group_base;
+};
+
+variant stencil_packed_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, int per_sm) {
+  const auto& st = std::get<sparse::detail::stencil_state>(plan.state().algorithm);
+  const auto a = plan.matrix();
+  std::vector<I> rp(static_cast<std::size_t>(a.rows) + 1);
+  std::vector<std::uint8_t> pat(static_cast<std::size_t>(a.rows));
+  GPUKIT_CUDA_CHECK(cudaMemcpy(rp.data(), a.row_ptr, sizeof(I) * rp.size(), cudaMemcpyDeviceToHost));
+  GPUKIT_CUDA_CHECK(cudaMemcpy(pat.data(), st.pattern_of_row.data(), pat.size(), cudaMemcpyDeviceToHost));
+  std::vector<std::uint16_t> packed(pat.size());
+  std::vector<std::int64_t> base(static_cast<std::size_t>((a.rows + 31) / 32));
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    const std::int64_t b = rp[static_cast<std::size_t>(r & ~std::int64_t{31})];
+    const std::int64_t d = rp[static_cast<std::size_t>(r)] - b;
+    if (d > 255) throw std::runtime_error("stencil packed: a row starts more than 255 entries into its group");
+    packed[static_cast<std::size_t>(r)] = static_cast<std::uint16_t>(pat[static_cast<std::size_t>(r)] | (d << 8));
+    if ((r & 31) == 0) base[static_cast<std::size_t>(r >> 5)] = b;
+  }
+  // held by the launch lambda (it uses keep)
+  auto keep = std::make_shared<packed_starts>(packed_starts{gpukit::device_buffer<std::uint16_t>(packed),
+                                                       gpukit::device_buffer<std::int64_t>(base)});
+  const int grid = static_cast<int>(std::min<std::int64_t>((a.rows + 255) / 256, std::int64_t{per_sm} * sm_count()));
+  return {"stencil unroll 8, packed row starts (2 bytes a row), " + std::to_string(per_sm) + " blocks/SM",
+          [=, &st](cudaStream_t s) {
+            stencil_packed_kernel<<<grid, 256, 0, s>>>(a, keep->packed.data(), keep->group_base.data(), st.table.data(), st.patterns,
+                                                       static_cast<int>(st.table.size()), x, y);
+            GPUKIT_CHECK_LAUNCH();
+          },
+          false, "scalar"};
+}
+
 std::vector<variant> stencil_variants(const sparse::spmv_plan<V, I>& plan, const V* x, V* y) {
   std::vector<variant> vs;
   vs.push_back({"stencil (library)", [&plan, x, y](cudaStream_t s) { sparse::spmv(plan, V(1), x, V(0), y, s); }, false,
@@ -418,6 +567,10 @@ std::vector<variant> stencil_variants(const sparse::spmv_plan<V, I>& plan, const
   vs.push_back(stencil_variant<true, 8>(plan, x, y, 64));
   vs.push_back(stencil_staged_variant<256, 1>(plan, x, y, 8));
   vs.push_back(stencil_staged_variant<128, 2>(plan, x, y, 16));
+  vs.push_back(stencil_pipe_variant<true, false>(plan, x, y, 8));
+  vs.push_back(stencil_pipe_variant<false, true>(plan, x, y, 8));
+  vs.push_back(stencil_pipe_variant<true, true>(plan, x, y, 8));
+  vs.push_back(stencil_packed_variant(plan, x, y, 8));
   return vs;
 }
 

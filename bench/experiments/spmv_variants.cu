@@ -25,8 +25,8 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <stdexcept>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -413,7 +413,8 @@ variant stencil_staged_variant(const sparse::spmv_plan<V, I>& plan, const V* x, 
 /// entries). Stage: the warp's 32 rows own one contiguous stretch of values (at most 32 x 8 here); the
 /// warp copies it to shared memory with 16-byte loads (each 128-byte line read by one instruction
 /// instead of by every one of a row's 5-8 strided loads), then each thread reads its row's values from
-/// there (a warp's reads k words apart, k its rows' length: conflict-free for odd k).
+/// there (a warp's reads k words apart, k its rows' length: conflict-free for odd k). Stage needs rows
+/// of at most 8 entries (the plan's unrolled form).
 constexpr int pipe_warp_words = 32 * 8 + 8;  // a warp's stretch (<= 256 values) from its 16-byte-aligned start
 template <bool Prefetch, bool Stage>
 __global__ void __launch_bounds__(256)
@@ -477,6 +478,7 @@ stencil_pipe_kernel(sparse::csr_view<V, I> a, const std::uint8_t* __restrict__ p
 template <bool Prefetch, bool Stage>
 variant stencil_pipe_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, int per_sm) {
   const auto& st = std::get<sparse::detail::stencil_state>(plan.state().algorithm);
+  if (Stage && !st.unrolled) throw std::runtime_error("stencil warp-staged: rows of more than 8 entries");
   const auto a = plan.matrix();
   const int grid = static_cast<int>(std::min<std::int64_t>((a.rows + 255) / 256, std::int64_t{per_sm} * sm_count()));
   cudaFuncAttributes attr{};

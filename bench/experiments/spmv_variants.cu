@@ -70,6 +70,11 @@ int sm_count() {
   return s;
 }
 
+/// A grid of `blocks` blocks, at most `per_sm` per SM (the rest taken by grid-stride loops).
+int capped_grid(std::int64_t blocks, int per_sm) {
+  return static_cast<int>(std::min<std::int64_t>(blocks, std::int64_t{per_sm} * sm_count()));
+}
+
 int grid_for(std::int64_t items, std::int64_t per_block) {
   const std::int64_t wanted = (items + per_block - 1) / per_block;
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, 16 * sm_count())));
@@ -89,7 +94,7 @@ variant vector_variant(const sparse::csr_view<V, I>& a, const V* x, V* y, bool r
 /// As vector_variant, with `per_sm` blocks of 256 per SM at most (the library caps at 16).
 template <int W, entry_load E>
 variant vector_grid_variant(const sparse::csr_view<V, I>& a, const V* x, V* y, int per_sm) {
-  const int grid = static_cast<int>(std::min<std::int64_t>((a.rows + 256 / W - 1) / (256 / W), std::int64_t{per_sm} * sm_count()));
+  const int grid = capped_grid((a.rows + 256 / W - 1) / (256 / W), per_sm);
   return {"vector W=" + std::to_string(W) + " entries=" + name_of(E) + " grid " + std::to_string(per_sm) + " blocks/SM",
           [=](cudaStream_t s) {
             sparse::detail::spmv_vector_kernel<W, false, E, gather::ldg><<<grid, 256, 0, s>>>(a, V(1), x, V(0), y);
@@ -314,7 +319,7 @@ template <bool Scan, int Unroll>
 variant stencil_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, int per_sm) {
   const auto& st = std::get<sparse::detail::stencil_state>(plan.state().algorithm);
   const auto a = plan.matrix();
-  const int grid = static_cast<int>(std::min<std::int64_t>((a.rows + 255) / 256, std::int64_t{per_sm} * sm_count()));
+  const int grid = capped_grid((a.rows + 255) / 256, per_sm);
   return {std::string("stencil") + (Scan ? " scan" : "") + (Unroll ? " unroll " + std::to_string(Unroll) : "") +
               ", " + std::to_string(per_sm) + " blocks/SM",
           [=, &st](cudaStream_t s) {
@@ -395,7 +400,7 @@ variant stencil_staged_variant(const sparse::spmv_plan<V, I>& plan, const V* x, 
   }
   const int smem = Threads * RPT * max_len * static_cast<int>(sizeof(V));
   const std::int64_t tiles = (a.rows + Threads * RPT - 1) / (Threads * RPT);
-  const int grid = static_cast<int>(std::min<std::int64_t>(tiles, std::int64_t{per_sm} * sm_count()));
+  const int grid = capped_grid(tiles, per_sm);
   return {"stencil staged " + std::to_string(Threads) + "t x " + std::to_string(RPT) + " rows, " +
               std::to_string(per_sm) + " blocks/SM",
           [=, &st](cudaStream_t s) {
@@ -480,7 +485,7 @@ variant stencil_pipe_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V*
   const auto& st = std::get<sparse::detail::stencil_state>(plan.state().algorithm);
   if (Stage && !st.unrolled) throw std::runtime_error("stencil warp-staged: rows of more than 8 entries");
   const auto a = plan.matrix();
-  const int grid = static_cast<int>(std::min<std::int64_t>((a.rows + 255) / 256, std::int64_t{per_sm} * sm_count()));
+  const int grid = capped_grid((a.rows + 255) / 256, per_sm);
   cudaFuncAttributes attr{};
   GPUKIT_CUDA_CHECK(cudaFuncGetAttributes(&attr, stencil_pipe_kernel<Prefetch, Stage>));
   return {std::string("stencil unroll 8") + (Prefetch ? " + next row's start prefetched" : "") +
@@ -547,7 +552,7 @@ variant stencil_packed_variant(const sparse::spmv_plan<V, I>& plan, const V* x, 
   // held by the launch lambda (it uses keep)
   auto keep = std::make_shared<packed_starts>(packed_starts{gpukit::device_buffer<std::uint16_t>(packed),
                                                        gpukit::device_buffer<std::int64_t>(base)});
-  const int grid = static_cast<int>(std::min<std::int64_t>((a.rows + 255) / 256, std::int64_t{per_sm} * sm_count()));
+  const int grid = capped_grid((a.rows + 255) / 256, per_sm);
   return {"stencil unroll 8, packed row starts (2 bytes a row), " + std::to_string(per_sm) + " blocks/SM",
           [=, &st](cudaStream_t s) {
             stencil_packed_kernel<<<grid, 256, 0, s>>>(a, keep->packed.data(), keep->group_base.data(), st.table.data(), st.patterns,
@@ -623,7 +628,7 @@ vector16_lockstep_kernel(sparse::csr_view<V, I> a, const V* __restrict__ x, V* _
 
 template <int R>
 variant vector16_lockstep_variant(const sparse::csr_view<V, I>& a, const V* x, V* y, int per_sm) {
-  const int grid = static_cast<int>(std::min<std::int64_t>((a.rows + 16 * R - 1) / (16 * R), std::int64_t{per_sm} * sm_count()));
+  const int grid = capped_grid((a.rows + 16 * R - 1) / (16 * R), per_sm);
   return {"vector W=16, " + std::to_string(R) + " rows per half-warp in lockstep, " + std::to_string(per_sm) + " blocks/SM",
           [=](cudaStream_t s) {
             vector16_lockstep_kernel<R><<<grid, 256, 0, s>>>(a, x, y);
@@ -652,7 +657,7 @@ std::vector<variant> laplace_variants(const sparse::csr_view<V, I>& a, const V* 
                   GPUKIT_CHECK_LAUNCH();
                 }, false, "scalar"});
   for (int per_sm : {4, 6, 12, 16}) {
-    const int g = static_cast<int>(std::min<std::int64_t>(full, std::int64_t{per_sm} * sm_count()));
+    const int g = capped_grid(full, per_sm);
     vs.push_back({"scalar, grid " + std::to_string(per_sm) + " blocks/SM", [=](cudaStream_t s) {
                     sparse::detail::spmv_scalar_kernel<<<g, 256, 0, s>>>(a, V(1), x, V(0), y);
                     GPUKIT_CHECK_LAUNCH();

@@ -277,7 +277,19 @@ vector4_staged_kernel(sparse::csr_view<V, I> a, const V* __restrict__ x, V* __re
   }
 }
 
-/// stencil variants (the library's stencil kernel reads row_ptr[row] per row and loops over the pattern):
+/// The plan's pattern byte per row on the device, for the forms below that read row_ptr: the loop form's
+/// plan keeps them; the unrolled form's packs each beside its row start (the low byte of packed_row).
+std::shared_ptr<const gpukit::device_buffer<std::uint8_t>> pattern_bytes(const sparse::detail::stencil_state& st) {
+  if (!st.unrolled) return {std::shared_ptr<const void>{}, &st.pattern_of_row};  // not owned: the plan's
+  std::vector<std::uint16_t> packed(static_cast<std::size_t>(st.packed_row.size()));
+  GPUKIT_CUDA_CHECK(cudaMemcpy(packed.data(), st.packed_row.data(), 2 * packed.size(), cudaMemcpyDeviceToHost));
+  std::vector<std::uint8_t> bytes(packed.size());
+  for (std::size_t r = 0; r < packed.size(); ++r) bytes[r] = static_cast<std::uint8_t>(packed[r] & 0xffu);
+  return std::make_shared<const gpukit::device_buffer<std::uint8_t>>(bytes);
+}
+
+/// stencil variants that read row_ptr[row] per row, as the library kernel's loop form does (its unrolled
+/// form reads packed row starts instead; `stencil unroll 8` below is that form with row_ptr):
 /// Scan: the row starts from ONE row_ptr read per warp (row0 = the warp's first row) plus a warp scan
 /// of the pattern lengths, so row_ptr costs 4 bytes per 32 rows instead of per row. Unroll > 0: the
 /// first Unroll entries' loads are issued together (clamped to the row's last entry, in bounds), their
@@ -318,12 +330,13 @@ stencil_variant_kernel(sparse::csr_view<V, I> a, const std::uint8_t* __restrict_
 template <bool Scan, int Unroll>
 variant stencil_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, int per_sm) {
   const auto& st = std::get<sparse::detail::stencil_state>(plan.state().algorithm);
+  const auto pat = pattern_bytes(st);  // held by the launch lambda
   const auto a = plan.matrix();
   const int grid = capped_grid((a.rows + 255) / 256, per_sm);
   return {std::string("stencil") + (Scan ? " scan" : "") + (Unroll ? " unroll " + std::to_string(Unroll) : "") +
               ", " + std::to_string(per_sm) + " blocks/SM",
           [=, &st](cudaStream_t s) {
-            stencil_variant_kernel<Scan, Unroll><<<grid, 256, 0, s>>>(a, st.pattern_of_row.data(), st.table.data(),
+            stencil_variant_kernel<Scan, Unroll><<<grid, 256, 0, s>>>(a, pat->data(), st.table.data(),
                                                                      st.patterns, static_cast<int>(st.table.size()), x, y);
             GPUKIT_CHECK_LAUNCH();
           },
@@ -391,6 +404,7 @@ stencil_staged_kernel(sparse::csr_view<V, I> a, const std::uint8_t* __restrict__
 template <int Threads, int RPT>
 variant stencil_staged_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, int per_sm) {
   const auto& st = std::get<sparse::detail::stencil_state>(plan.state().algorithm);
+  const auto pat = pattern_bytes(st);  // held by the launch lambda
   const auto a = plan.matrix();
   int max_len = 0;
   {
@@ -405,7 +419,7 @@ variant stencil_staged_variant(const sparse::spmv_plan<V, I>& plan, const V* x, 
               std::to_string(per_sm) + " blocks/SM",
           [=, &st](cudaStream_t s) {
             stencil_staged_kernel<Threads, RPT><<<grid, Threads, smem, s>>>(
-                a, st.pattern_of_row.data(), st.table.data(), st.patterns,
+                a, pat->data(), st.table.data(), st.patterns,
                 static_cast<int>(st.table.size()), max_len, x, y);
             GPUKIT_CHECK_LAUNCH();
           },
@@ -483,6 +497,7 @@ stencil_pipe_kernel(sparse::csr_view<V, I> a, const std::uint8_t* __restrict__ p
 template <bool Prefetch, bool Stage>
 variant stencil_pipe_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, int per_sm) {
   const auto& st = std::get<sparse::detail::stencil_state>(plan.state().algorithm);
+  const auto pat = pattern_bytes(st);  // held by the launch lambda
   if (Stage && !st.unrolled) throw std::runtime_error("stencil warp-staged: rows of more than 8 entries");
   const auto a = plan.matrix();
   const int grid = capped_grid((a.rows + 255) / 256, per_sm);
@@ -492,71 +507,8 @@ variant stencil_pipe_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V*
               (Stage ? " + warp-staged values" : "") + ", " + std::to_string(per_sm) + " blocks/SM, " +
               std::to_string(attr.numRegs) + " regs",
           [=, &st](cudaStream_t s) {
-            stencil_pipe_kernel<Prefetch, Stage><<<grid, 256, 0, s>>>(a, st.pattern_of_row.data(), st.table.data(),
+            stencil_pipe_kernel<Prefetch, Stage><<<grid, 256, 0, s>>>(a, pat->data(), st.table.data(),
                                                                      st.patterns, static_cast<int>(st.table.size()), x, y);
-            GPUKIT_CHECK_LAUNCH();
-          },
-          false, "scalar"};
-}
-
-/// stencil, packed row starts: row_ptr replaced by one base per 32-row warp group (row_ptr[32 w]) and,
-/// per row, its start within the group's stretch (at most 31 x 8 = 248 with rows of <= 8 entries: a
-/// byte), packed with the pattern byte into one 16-bit word (built on the host). A row reads 2 bytes
-/// instead of 5 (pattern byte + 4-byte row_ptr), and its start needs no scan: the same single round trip
-/// before its entries as the library's kernel. Same products in the same order: bitwise the library's.
-__global__ void __launch_bounds__(256)
-stencil_packed_kernel(sparse::csr_view<V, I> a, const std::uint16_t* __restrict__ packed,
-                      const std::int64_t* __restrict__ group_base, const std::int32_t* __restrict__ table, int patterns,
-                      int words, const V* __restrict__ x, V* __restrict__ y) {
-  constexpr int U = sparse::detail::stencil_unrolled_row;
-  __shared__ std::int32_t s_table[sparse::detail::stencil_table_words];
-  const std::int32_t* off = sparse::detail::stage_stencil_table(s_table, table, patterns, words);
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); row0 < a.rows;
-       row0 += stride) {  // warp-uniform, a multiple of 32
-    const std::int64_t row = row0 + lane;
-    const bool live = row < a.rows;
-    const unsigned w = live ? packed[row] : 0u;
-    const std::int64_t base = group_base[row0 >> 5];
-    const int p = static_cast<int>(w & 0xffu);
-    const int first = s_table[p];
-    const int len = live ? s_table[p + 1] - first : 0;
-    const std::int64_t begin = base + static_cast<std::int64_t>(w >> 8);
-    const V s = sparse::detail::stencil_row_dot<U>(a, x, row, begin, off + first, len);
-    if (live) y[row] = s;
-  }
-}
-
-struct packed_starts {
-  gpukit::device_buffer<std::uint16_t> packed;
-  gpukit::device_buffer<std::int64_t> group_base;
-};
-
-variant stencil_packed_variant(const sparse::spmv_plan<V, I>& plan, const V* x, V* y, int per_sm) {
-  const auto& st = std::get<sparse::detail::stencil_state>(plan.state().algorithm);
-  const auto a = plan.matrix();
-  std::vector<I> rp(static_cast<std::size_t>(a.rows) + 1);
-  std::vector<std::uint8_t> pat(static_cast<std::size_t>(a.rows));
-  GPUKIT_CUDA_CHECK(cudaMemcpy(rp.data(), a.row_ptr, sizeof(I) * rp.size(), cudaMemcpyDeviceToHost));
-  GPUKIT_CUDA_CHECK(cudaMemcpy(pat.data(), st.pattern_of_row.data(), pat.size(), cudaMemcpyDeviceToHost));
-  std::vector<std::uint16_t> packed(pat.size());
-  std::vector<std::int64_t> base(static_cast<std::size_t>((a.rows + 31) / 32));
-  for (std::int64_t r = 0; r < a.rows; ++r) {
-    const std::int64_t b = rp[static_cast<std::size_t>(r & ~std::int64_t{31})];
-    const std::int64_t d = rp[static_cast<std::size_t>(r)] - b;
-    if (d > 255) throw std::runtime_error("stencil packed: a row starts more than 255 entries into its group");
-    packed[static_cast<std::size_t>(r)] = static_cast<std::uint16_t>(pat[static_cast<std::size_t>(r)] | (d << 8));
-    if ((r & 31) == 0) base[static_cast<std::size_t>(r >> 5)] = b;
-  }
-  // held by the launch lambda (it uses keep)
-  auto keep = std::make_shared<packed_starts>(packed_starts{gpukit::device_buffer<std::uint16_t>(packed),
-                                                       gpukit::device_buffer<std::int64_t>(base)});
-  const int grid = capped_grid((a.rows + 255) / 256, per_sm);
-  return {"stencil unroll 8, packed row starts (2 bytes a row), " + std::to_string(per_sm) + " blocks/SM",
-          [=, &st](cudaStream_t s) {
-            stencil_packed_kernel<<<grid, 256, 0, s>>>(a, keep->packed.data(), keep->group_base.data(), st.table.data(), st.patterns,
-                                                       static_cast<int>(st.table.size()), x, y);
             GPUKIT_CHECK_LAUNCH();
           },
           false, "scalar"};
@@ -577,7 +529,6 @@ std::vector<variant> stencil_variants(const sparse::spmv_plan<V, I>& plan, const
   vs.push_back(stencil_pipe_variant<true, false>(plan, x, y, 8));
   vs.push_back(stencil_pipe_variant<false, true>(plan, x, y, 8));
   vs.push_back(stencil_pipe_variant<true, true>(plan, x, y, 8));
-  vs.push_back(stencil_packed_variant(plan, x, y, 8));
   return vs;
 }
 

@@ -171,6 +171,33 @@ verdict check_stencil_table(const sparse::host_csr<V, I>& a, const d::stencil_ta
   return v;
 }
 
+/// The packed row starts decode to every row's pattern byte and row_ptr entry (the unrolled kernel's
+/// stencil_row_start: the group's base plus the word's high byte, the pattern its low byte).
+template <class V, class I>
+verdict check_packed_starts(const sparse::host_csr<V, I>& a, const d::stencil_table& t, const d::stencil_row_starts& s) {
+  verdict v;
+  const auto groups = static_cast<std::size_t>((a.rows() + d::stencil_row_group - 1) / d::stencil_row_group);
+  if (s.packed_row.size() != static_cast<std::size_t>(a.rows()) || s.group_start.size() != groups) {
+    v.fail("the packed starts' sizes do not match the matrix");
+    return v;
+  }
+  for (int64_t i = 0; i < a.rows(); ++i) {
+    const unsigned w = s.packed_row[static_cast<std::size_t>(i)];
+    const int64_t begin = s.group_start[static_cast<std::size_t>(i / d::stencil_row_group)] + (w >> 8);
+    if ((w & 0xffu) != t.pattern_of_row[static_cast<std::size_t>(i)] || begin != static_cast<int64_t>(a.row_ptr()[i]))
+      v.fail("row " + std::to_string(i) + "'s packed start decodes wrongly");
+  }
+  return v;
+}
+
+/// Whether every row starts at most 255 entries after its 32-row group's first (independent of the packer).
+template <class V, class I>
+bool starts_fit_a_byte(const sparse::host_csr<V, I>& a) {
+  for (int64_t i = 0; i < a.rows(); ++i)
+    if (a.row_ptr()[i] - a.row_ptr()[i - i % 32] > 255) return false;
+  return true;
+}
+
 /// Independent verdict on whether the stencil applies: the longest row, the distinct (column - row)
 /// sequences and the table words they need.
 struct stencil_census {
@@ -633,6 +660,35 @@ CPU_TEST_CASE(stencil_table_reproduces_every_column_where_it_applies) {
   BOOST_TEST(unrolled.size() == 2u, "the stencil matrices need rows of <= 8 and of more entries");
 }
 
+// The unrolled kernel's packed row starts: every stencil matrix of rows <= 8 entries packs (31 x 8 = 248
+// entries into a group at most) and decodes to row_ptr and the pattern bytes; longer rows pack exactly
+// where an independent scan finds every start within a byte of its group's.
+CPU_TEST_CASE(packed_stencil_row_starts_decode_to_row_ptr) {
+  int packed = 0, short_rows = 0;
+  for (const auto& nm : matrices()) {
+    const auto t = host_stencil_table(nm.a);
+    if (!t.usable()) continue;
+    d::stencil_row_starts s;
+    const bool ok = d::pack_stencil_row_starts<int64_t>(nm.a.rows(), nm.a.row_ptr().data(), t.pattern_of_row, s);
+    BOOST_TEST(ok == starts_fit_a_byte(nm.a), nm.name << ": packed " << ok << ", expected the opposite");
+    if (longest_row(nm.a) <= d::stencil_unrolled_row) {
+      ++short_rows;
+      BOOST_TEST(ok, nm.name << ": rows of <= 8 entries did not pack");
+    }
+    if (!ok) continue;
+    ++packed;
+    const auto v = check_packed_starts(nm.a, t, s);
+    BOOST_TEST(v.bad == 0, nm.name << ": " << v.bad << " rows decode wrongly; first: " << v.first);
+  }
+  BOOST_TEST(short_rows >= 8, "only " << short_rows << " stencil test matrices have rows of <= 8 entries");
+  BOOST_TEST(packed > short_rows, "no test matrix of longer rows packs: that side went untested");
+  const auto nine = from_lengths(70, std::vector<int64_t>(70, 9), 73);  // row 29 starts 261 into its group
+  const auto nine_t = host_stencil_table(nine);
+  BOOST_TEST_REQUIRE(nine_t.usable());
+  d::stencil_row_starts s;
+  BOOST_TEST(!d::pack_stencil_row_starts<int64_t>(nine.rows(), nine.row_ptr().data(), nine_t.pattern_of_row, s));
+}
+
 CPU_TEST_CASE(stencil_refusals_name_their_reason) {
   BOOST_TEST(host_stencil_table(from_lengths(100, {3, 33, 2}, 71)).why_not.find("row 1 has 33 entries") != std::string::npos);
   std::vector<int64_t> ptr{0}, cols;
@@ -712,6 +768,18 @@ CPU_TEST_CASE(white_box_checkers_reject_broken_structures) {
   auto bad_t = t;
   bad_t.pattern_of_row[0] = static_cast<std::uint8_t>((t.pattern_of_row[0] + 1) % t.patterns);
   BOOST_TEST(check_stencil_table(laplace, bad_t).bad == 1, "one row given another pattern");
+  d::stencil_row_starts starts;
+  BOOST_TEST_REQUIRE(d::pack_stencil_row_starts<int64_t>(laplace.rows(), laplace.row_ptr().data(), t.pattern_of_row, starts));
+  BOOST_TEST(check_packed_starts(laplace, t, starts).bad == 0);
+  auto bad_s = starts;
+  bad_s.packed_row[40] = static_cast<std::uint16_t>(bad_s.packed_row[40] + 0x100u);  // row 40 one entry late
+  BOOST_TEST(check_packed_starts(laplace, t, bad_s).bad == 1, "one row's start moved");
+  bad_s = starts;
+  bad_s.packed_row[41] ^= 1u;  // another pattern
+  BOOST_TEST(check_packed_starts(laplace, t, bad_s).bad == 1, "one row's pattern byte changed");
+  bad_s = starts;
+  bad_s.group_start[2] += 1;  // rows 64..95
+  BOOST_TEST(check_packed_starts(laplace, t, bad_s).bad == 32, "a group's base moved");
   const auto& long_rows = matrix("random_65_x_2000_k1000").a;  // 32 slots per row
   const auto x = test::random_vector<double>(long_rows.cols(), -1.0, 1.0, 92);
   const auto w = d::build_windowed_layout<int64_t>(long_rows.rows(), long_rows.cols(), long_rows.row_ptr().data(),

@@ -49,10 +49,12 @@ using reduce::stream_t;
 ///
 /// `stencil` is the one algorithm that does not read col_idx: for a matrix whose rows repeat at most 256
 /// column-offset patterns (structured-grid stencils; rows of at most 32 entries; patterns + offsets
-/// + 1 <= 1024, the table a block keeps in shared memory), the plan stores one byte per row naming the row's pattern, and a thread per row reads
-/// row_ptr, that byte and the values (4 + 1 + 4k bytes per float row instead of scalar's 4 + 8k). Its
-/// sums are bitwise those of `scalar` (same order, same arithmetic). Asking for it on a matrix that
-/// does not qualify throws std::invalid_argument naming the reason.
+/// + 1 <= 1024, the table a block keeps in shared memory), the plan stores one byte per row naming the
+/// row's pattern, and a thread per row reads row_ptr, that byte and the values (4 + 1 + 4k bytes per float
+/// row instead of scalar's 4 + 8k). Where rows hold at most 8 entries the byte and the row's start (its
+/// offset from a base per 32 rows) share 2 bytes and row_ptr is not read: 2 + 4k bytes a row. Its sums are
+/// bitwise those of `scalar` (same order, same arithmetic). Asking for it on a matrix that does not
+/// qualify throws std::invalid_argument naming the reason.
 ///
 /// `windowed` is the other algorithm with its own format, for rows of random columns whose x sits in L2
 /// (random16 and random1000 on an H200, where every CSR kernel is bound by one L2 sector per gather).
@@ -101,6 +103,22 @@ struct row_stats {
   std::int64_t rows_over_4096 = 0;  ///< rows that want a whole block or more
   std::int64_t nnz_in_rows_over_32 = 0;  ///< entries held by rows longer than a warp
 };
+
+/// Rows of at most this many entries take the stencil kernel's unrolled form, which keeps each row's start
+/// packed beside its pattern byte: 2 bytes a row and an 8-byte base per 32 rows, where the loop form
+/// (rows of more entries) reads the pattern byte and row_ptr[row] (1 + sizeof(Index) bytes).
+inline constexpr std::int64_t stencil_packed_max_row = 8;
+
+/// The matrix bytes one stencil SpMV reads (no col_idx): the values, and per row its pattern byte and
+/// row_ptr[row], or its packed start where no row holds more than stencil_packed_max_row entries.
+/// (The pattern table, at most 4 KB per block, comes from L2.)
+template <class Value, class Index>
+double stencil_matrix_bytes(std::int64_t rows, std::int64_t nnz, std::int64_t longest_row) {
+  const double starts = longest_row <= stencil_packed_max_row
+                            ? 2.0 * static_cast<double>(rows) + 8.0 * static_cast<double>((rows + 31) / 32)
+                            : static_cast<double>(rows) * (sizeof(Index) + 1);
+  return static_cast<double>(nnz) * sizeof(Value) + starts;
+}
 
 /// Statistics of the row lengths given by `row_ptr[0..rows]` (host memory).
 template <class Index>
@@ -194,7 +212,8 @@ public:
   const x_halo& halo() const noexcept { return halo_; }
   const csr_view<Value, Index>& matrix() const noexcept { return view_; }
   const detail::spmv_plan_state<Value, Index>& state() const noexcept { return *state_; }
-  /// One line, e.g. "vector (16 lanes per row)", "stencil (9 row patterns, 33 offsets, 8 loads in flight)" or
+  /// One line, e.g. "vector (16 lanes per row)",
+  /// "stencil (9 row patterns, 33 offsets, 8 loads in flight, packed row starts)" or
   /// "adaptive (tiles: 2503 stream [18740 runs], 2252 warp [18016 rows], 122 block, 10 split rows in 50 chunks)".
   std::string describe() const;
 

@@ -121,7 +121,8 @@ void launch_stencil(const stencil_state& st, const spmv_call<Value, Index>& c, c
   static_assert(stencil_block_threads == block_threads, "one_wave_grid sizes the grid for block_threads");
   constexpr auto kernel = spmv_stencil_kernel<Unroll, Dots, Value, Index>;
   gpukit::launch_dependent<kernel>(one_wave_grid<kernel>(c.a.rows, c.sms), stencil_block_threads, c.stream, c.a,
-                                   st.pattern_of_row.data(), st.table.data(), st.patterns,
+                                   stencil_rows{st.pattern_of_row.data(), st.packed_row.data(), st.group_start.data()},
+                                   st.table.data(), st.patterns,
                                    static_cast<int>(st.table.size()), c.alpha, c.x, c.beta, c.y, dots);
 }
 

@@ -100,6 +100,9 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
   }
 }
 
+static_assert(stencil_packed_max_row == detail::stencil_unrolled_row,
+              "spmv.hpp documents the unrolled form's row lengths");
+
 template <class Value, class Index>
 bool spmv_plan<Value, Index>::take_stencil(const Index* host_row_ptr) {
   const bool automatic = requested_ == spmv_algorithm::automatic;
@@ -111,8 +114,12 @@ bool spmv_plan<Value, Index>::take_stencil(const Index* host_row_ptr) {
       throw std::invalid_argument("spmv plan: the stencil algorithm does not apply to this matrix: " + table.why_not);
     return false;  // automatic keeps its CSR choice
   }
+  detail::stencil_row_starts starts;
+  if (stats_.max_length <= detail::stencil_unrolled_row &&
+      !detail::pack_stencil_row_starts<Index>(view_.rows, host_row_ptr, table.pattern_of_row, starts))
+    throw std::logic_error("spmv plan: rows of at most 8 entries did not pack their starts");  // 31 x 8 <= 255
   algorithm_ = spmv_algorithm::stencil;
-  detail::stencil_state st(table, stats_.max_length);
+  detail::stencil_state st(table, stats_.max_length, starts);
   st.plain_through_scalar = automatic && detail::automatic_stencil_applies_through_scalar(stats_);
   state_->algorithm = std::move(st);
   return true;

@@ -213,11 +213,16 @@ spmv_scalar_kernel(csr_view<Value, Index> a, Value alpha, const Value* __restric
 /// stencil_table_words) is copied to shared memory once per block; a warp's rows mostly share a pattern,
 /// so its offset reads are broadcasts. Unroll = 8 (the plan's choice when every row has at most 8
 /// entries): the first 8 loads of a row are issued at once, clamped to its last entry (in bounds), their
-/// uses guarded, and a longer row's rest follows in a loop; Unroll = 0: a plain loop. Either way the products are added in storage order with the same fused multiply-adds as
-/// row_dot: the sums are bitwise scalar's. Measured on an H200 (bench/experiments/spmv_variants.cu):
-/// laplace3d 47.4-47.6 us unrolled against 49.0-49.1 as a loop (laplace2d 43.1 against 42.2); reading
-/// row_ptr once per warp plus a warp scan of the pattern lengths saves 4 bytes a row but was 3-6 %
-/// slower (the scan lengthens each row's dependency chain).
+/// uses guarded, and a longer row's rest follows in a loop; its rows' starts are packed
+/// (stencil_row_starts: 2 bytes a row for the pattern byte and row_ptr's 5). Unroll = 0: a plain loop
+/// over row_ptr's entries. Either way the products are added in storage order with the same fused
+/// multiply-adds as row_dot: the sums are bitwise scalar's. Measured on an H200
+/// (bench/experiments/spmv_variants.cu): laplace3d 47.4-47.6 us unrolled against 49.0-49.1 as a loop
+/// (laplace2d 43.1 against 42.2); reading row_ptr once per warp plus a warp scan of the pattern lengths
+/// saves 4 bytes a row but was 3-6 % slower (the scan lengthens each row's dependency chain); packed
+/// starts save 3 with no scan: laplace3d 47.1-48.0 us against 48.5-48.6 read from row_ptr, laplace2d the
+/// same (43.5-43.8 against 43.5-43.6; H200, 2026-12-03).
+
 /// One row of the stencil kernel: entries begin.. of the values times x[row + offsets[k]], k < len, in
 /// storage order (Unroll: see below). `meanwhile()` runs once, after the row's loads are issued and before
 /// their first use (Unroll 0: first): work that needs none of them hides behind their latency.
@@ -255,6 +260,33 @@ __device__ __forceinline__ Value stencil_row_dot(const csr_view<Value, Index>& a
   return stencil_row_dot<Unroll>(a, x, row, begin, offsets, len, [] {});
 }
 
+/// Where the stencil kernel finds a row's pattern and first entry: the unrolled form's packed starts
+/// (stencil_row_starts: 2 bytes a row and a base per 32 rows) or the loop form's pattern byte and row_ptr.
+/// Plan data, read-only for the kernel's life: loaded through the read-only path (__ldg).
+struct stencil_rows {
+  const std::uint8_t* pattern_of_row;  ///< the loop form's
+  const std::uint16_t* packed_row;     ///< the unrolled form's, with group_start
+  const std::int64_t* group_start;
+};
+
+/// Row `row`'s pattern id and first entry; row0 = its warp's first row (a multiple of stencil_row_group),
+/// so the group's base is one broadcast load per warp. A row past the matrix (not live) reads none of its
+/// own.
+template <bool Packed, class Value, class Index>
+__device__ __forceinline__ void stencil_row_start(const stencil_rows& rows, const csr_view<Value, Index>& a,
+                                                  std::int64_t row0, std::int64_t row, bool live, int& pattern,
+                                                  std::int64_t& begin) {
+  if constexpr (Packed) {
+    const unsigned w = live ? __ldg(rows.packed_row + row) : 0u;
+    pattern = static_cast<int>(w & 0xffu);
+    const std::int64_t group_first = __ldg(rows.group_start + static_cast<std::uint64_t>(row0) / stencil_row_group);
+    begin = group_first + static_cast<std::int64_t>(w >> 8);
+  } else {
+    pattern = live ? __ldg(rows.pattern_of_row + row) : 0;
+    begin = live ? static_cast<std::int64_t>(a.row_ptr[row]) : 0;
+  }
+}
+
 /// Copies the stencil table (stencil_table::words words: begin[patterns + 1], then every pattern's
 /// offsets) into the block's `shared` array of stencil_table_words; returns where the offsets start there.
 /// Every thread of the block must call it (it ends with a barrier).
@@ -283,10 +315,12 @@ __device__ __forceinline__ const std::int32_t* stage_stencil_table(std::int32_t*
 /// before the runs, 176.2 against 151.4 us per iteration).
 template <int Unroll, dots_kind Dots, class Value, class Index>
 __global__ void __launch_bounds__(stencil_block_threads)
-spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ pattern_of_row,
-                    const std::int32_t* __restrict__ table, int patterns, int words, Value alpha,
-                    const Value* __restrict__ x, Value beta, Value* __restrict__ y, dots_args<Value> dots) {
+spmv_stencil_kernel(csr_view<Value, Index> a, stencil_rows rows, const std::int32_t* __restrict__ table, int patterns,
+                    int words, Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y,
+                    dots_args<Value> dots) {
   static_assert(Unroll == 0 || Unroll == stencil_unrolled_row, "a plain loop, or 8 loads in flight");
+  static_assert(stencil_block_threads % stencil_row_group == 0, "a warp's rows are one packed-start group");
+  constexpr bool packed = Unroll != 0;  // rows of <= 8 entries always pack their starts (spmv_stencil_plan.hpp)
   __shared__ std::int32_t s_table[stencil_table_words];
   [[maybe_unused]] dots_acc<Dots, Value> acc;
   // double's exact terms wait for the next row's loads; float's runs add at once (see above).
@@ -309,10 +343,11 @@ spmv_stencil_kernel(csr_view<Value, Index> a, const std::uint8_t* __restrict__ p
         wi = __ldg(dots.w + row);
       }
     }
-    const int p = live ? pattern_of_row[row] : 0;
+    int p;
+    std::int64_t begin;
+    stencil_row_start<packed>(rows, a, row0, row, live, p, begin);
     const int first = s_table[p];
     const int len = live ? s_table[p + 1] - first : 0;
-    const std::int64_t begin = live ? static_cast<std::int64_t>(a.row_ptr[row]) : 0;
     const Value s = stencil_row_dot<Unroll>(a, x, row, begin, off + first, len, [&] {
       if constexpr (deferred) add_rounded(acc, pending);
     });

@@ -124,9 +124,26 @@ stencil_table build_stencil_table(std::int64_t rows, const Index* row_ptr, const
   return t;
 }
 
+template <class Index>
+bool pack_stencil_row_starts(std::int64_t rows, const Index* row_ptr, const std::vector<std::uint8_t>& pattern_of_row,
+                             stencil_row_starts& out) {
+  out.packed_row.assign(static_cast<std::size_t>(rows), 0);
+  out.group_start.assign(static_cast<std::size_t>((rows + stencil_row_group - 1) / stencil_row_group), 0);
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const std::int64_t group_first = row_ptr[i - i % stencil_row_group];
+    const std::int64_t into = static_cast<std::int64_t>(row_ptr[i]) - group_first;
+    if (into > 255) return false;
+    if (i % stencil_row_group == 0) out.group_start[static_cast<std::size_t>(i / stencil_row_group)] = group_first;
+    out.packed_row[static_cast<std::size_t>(i)] =
+        static_cast<std::uint16_t>(pattern_of_row[static_cast<std::size_t>(i)] | (into << 8));
+  }
+  return true;
+}
+
 std::string details_of(const stencil_state& s) {
   return " (" + std::to_string(s.patterns) + " row patterns, " + std::to_string(s.table.size() - s.patterns - 1) +
-         " offsets" + (s.unrolled ? ", " + std::to_string(stencil_unrolled_row) + " loads in flight" : "") +
+         " offsets" +
+         (s.unrolled ? ", " + std::to_string(stencil_unrolled_row) + " loads in flight, packed row starts" : "") +
          (s.plain_through_scalar ? "; spmv through scalar's kernel" : "") + ")";
 }
 
@@ -134,5 +151,9 @@ template stencil_table build_stencil_table<std::int32_t>(std::int64_t, const std
                                                          const fetch_columns<std::int32_t>&, std::int64_t);
 template stencil_table build_stencil_table<std::int64_t>(std::int64_t, const std::int64_t*,
                                                          const fetch_columns<std::int64_t>&, std::int64_t);
+template bool pack_stencil_row_starts<std::int32_t>(std::int64_t, const std::int32_t*, const std::vector<std::uint8_t>&,
+                                                    stencil_row_starts&);
+template bool pack_stencil_row_starts<std::int64_t>(std::int64_t, const std::int64_t*, const std::vector<std::uint8_t>&,
+                                                    stencil_row_starts&);
 
 }  // namespace sparse::detail

@@ -317,13 +317,15 @@ std::vector<row> bench_problem(const problem& pr, int repeats, std::ostream& out
   gpukit::device_buffer<V> x(pr.a.rows());
   // The matrix bytes one SpMV reads: CSR (cuSPARSE, and our CSR kernels) row_ptr, col_idx and values
   // (4 (rows + 1) + 8 nnz for float, int32); stencil, which automatic picks for the Poisson problems, reads no
-  // col_idx: the values, each row's start and one pattern byte per row. Each row's floor counts the SpMV it
-  // runs (ours: the plan's; textbook: CSR).
+  // col_idx: the values and each row's pattern and start (sparse::stencil_matrix_bytes). Each row's floor
+  // counts the SpMV it runs (ours: the plan's; textbook: CSR).
   const double rows_d = static_cast<double>(pr.a.rows()), nnz_d = static_cast<double>(pr.a.nnz());
   const double csr_bytes = sizeof(I) * (rows_d + 1) + (sizeof(I) + sizeof(V)) * nnz_d;
   const sparse::spmv_algorithm ours_spmv = op.plan().algorithm();
   const double ours_bytes =
-      ours_spmv == sparse::spmv_algorithm::stencil ? sizeof(V) * nnz_d + (sizeof(I) + 1) * rows_d : csr_bytes;
+      ours_spmv == sparse::spmv_algorithm::stencil
+          ? sparse::stencil_matrix_bytes<V, I>(pr.a.rows(), pr.a.nnz(), op.plan().stats().max_length)
+          : csr_bytes;
   const double vector_bytes = sizeof(V) * static_cast<double>(pr.a.rows());
   out << "  " << pr.name << ": our SpMV runs " << sparse::to_string(ours_spmv) << " (" << fixed(ours_bytes / 1e6, 1)
       << " MB of matrix per iteration; CSR " << fixed(csr_bytes / 1e6, 1) << " MB)\n";

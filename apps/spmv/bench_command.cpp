@@ -78,7 +78,7 @@ class_result bench_one(const sparse::host_csr<V, I>& a, const std::string& matri
   c.cols = a.cols();
   c.nnz = a.nnz();
   c.bytes = minimum_bytes<V, I>(a.rows(), a.cols(), a.nnz(), false);
-  c.stencil_bytes = stencil_bytes<V, I>(a.rows(), a.cols(), a.nnz(), false);
+  c.stencil_bytes = stencil_bytes<V, I>(a.rows(), a.cols(), a.nnz(), longest_row(a), false);
   const std::vector<V> x = pseudo_random_vector<V>(a.cols(), 7);
   const std::vector<V> poison(static_cast<std::size_t>(a.rows()), V(NAN));
   std::vector<V> y_ref = poison;
@@ -227,8 +227,8 @@ void print_main_table(const std::vector<class_result>& results, std::ostream& ou
 }
 
 void print_notes(const std::vector<class_result>& results, bool explore, std::ostream& out) {
-  out << "\nstencil reads no col_idx (one pattern byte per row instead), so its GB/s above count more bytes than it "
-         "moves:\n";
+  out << "\nstencil reads no col_idx (a pattern byte per row instead; with rows of <= " << sparse::stencil_packed_max_row
+      << " entries, and the row's start, in 2 bytes), so its GB/s above count more bytes than it moves:\n";
   for (const auto& c : results) {
     out << "  " << std::left << std::setw(12) << c.name;
     if (const timing* t = c.find("stencil"))

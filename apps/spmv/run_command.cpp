@@ -152,7 +152,7 @@ int run_typed(const run_options& opt, reduce::backend be) {
   ro.allow_nonfinite = opt.allow_nonfinite;
   const problem<V> p = load_problem<V>(opt.path, ro);
   const run_summary m{p.a.rows(), p.a.cols(), p.a.nnz(), p.x_origin, p.bytes,
-                      stencil_bytes<V, I>(p.a.rows(), p.a.cols(), p.a.nnz(), false), p.flops, 1};
+                      stencil_bytes<V, I>(p.a.rows(), p.a.cols(), p.a.nnz(), longest_row(p.a), false), p.flops, 1};
   print_header(opt, m, out);
   run_rows res;
   std::vector<V> y;

@@ -73,12 +73,19 @@ double minimum_bytes(std::int64_t rows, std::int64_t cols, std::int64_t nnz, boo
          static_cast<double>(cols) * sizeof(Value) + static_cast<double>(rows) * sizeof(Value) * (beta_nonzero ? 2 : 1);
 }
 
-/// What the stencil algorithm moves instead: values once, row_ptr[row] once per row, one pattern byte
-/// per row, x once, y once (twice when beta != 0); no col_idx.
+/// What the stencil algorithm moves instead: its matrix bytes (sparse::stencil_matrix_bytes: no col_idx),
+/// x once, y once (twice when beta != 0).
 template <class Value, class Index>
-double stencil_bytes(std::int64_t rows, std::int64_t cols, std::int64_t nnz, bool beta_nonzero) {
-  return static_cast<double>(nnz) * sizeof(Value) + static_cast<double>(rows) * (sizeof(Index) + 1) +
-         static_cast<double>(cols) * sizeof(Value) + static_cast<double>(rows) * sizeof(Value) * (beta_nonzero ? 2 : 1);
+double stencil_bytes(std::int64_t rows, std::int64_t cols, std::int64_t nnz, std::int64_t longest_row,
+                     bool beta_nonzero) {
+  return sparse::stencil_matrix_bytes<Value, Index>(rows, nnz, longest_row) + static_cast<double>(cols) * sizeof(Value) +
+         static_cast<double>(rows) * sizeof(Value) * (beta_nonzero ? 2 : 1);
+}
+
+/// The longest row of a host matrix (0 for none).
+template <class Value, class Index>
+std::int64_t longest_row(const sparse::host_csr<Value, Index>& a) {
+  return sparse::compute_row_stats(a.rows(), a.cols(), a.row_ptr().data()).max_length;
 }
 
 /// max |got - other| and max |got - other| / bound over the rows (bound from

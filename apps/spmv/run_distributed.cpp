@@ -156,12 +156,14 @@ int run_distributed_typed(dist::communicator& comm, const run_options& opt) {
   const std::vector<V> y = gather_y(comm, a, y_local);
   std::int64_t nnz = a.local_nnz();
   MPI_Allreduce(MPI_IN_PLACE, &nnz, 1, MPI_INT64_T, MPI_SUM, comm.mpi());
+  std::int64_t longest = std::max(longest_row(a.interior()), longest_row(a.boundary()));
+  MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_INT64_T, MPI_MAX, comm.mpi());
   if (comm.rank() != 0) return r.worst() <= 1.0 || !opt.check ? gpukit::exit_ok : gpukit::exit_check_failed;
 
   m.rows = m.cols = a.global_rows();
   m.nnz = nnz;
   m.bytes = minimum_bytes<V, I>(m.rows, m.cols, nnz, false);
-  m.stencil_bytes = stencil_bytes<V, I>(m.rows, m.cols, nnz, false);
+  m.stencil_bytes = stencil_bytes<V, I>(m.rows, m.cols, nnz, longest, false);
   m.flops = 2.0 * static_cast<double>(nnz);
   m.ranks = comm.size();
   std::ostream& out = gpukit::output_stream(opt.quiet);

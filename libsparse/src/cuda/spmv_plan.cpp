@@ -100,9 +100,6 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
   }
 }
 
-static_assert(stencil_packed_max_row == detail::stencil_unrolled_row,
-              "spmv.hpp documents the unrolled form's row lengths");
-
 template <class Value, class Index>
 bool spmv_plan<Value, Index>::take_stencil(const Index* host_row_ptr) {
   const bool automatic = requested_ == spmv_algorithm::automatic;

@@ -12,13 +12,15 @@
 #include <vector>
 
 #include "gpukit/device_buffer.hpp"
+#include "sparse/spmv.hpp"
 
 namespace sparse::detail {
 
 constexpr int stencil_max_row = 32;        ///< entries per row (a thread per row, as scalar)
 constexpr int stencil_max_patterns = 256;  ///< pattern ids fit a byte
 constexpr int stencil_table_words = 1024;  ///< begin[patterns + 1] + every offset: 4 KB of shared memory per block
-constexpr int stencil_unrolled_row = 8;    ///< rows of at most this many entries: the kernel's unrolled form
+/// Rows of at most this many entries: the kernel's unrolled form (spmv.hpp documents it for the byte counts).
+constexpr int stencil_unrolled_row = static_cast<int>(stencil_packed_max_row);
 constexpr int stencil_block_threads = 256; ///< the kernel's block (spmv_dots's block reduction is compiled for it)
 constexpr int stencil_row_group = 32;      ///< rows per packed-start group: a warp's rows (grid strides are multiples)
 

@@ -17,6 +17,8 @@
 #include "sparse/spmv.hpp"
 #include "spmv_stencil_plan.hpp"   // white-box (libsparse/src/cuda): which matrices stencil takes
 #include "spmv_windowed_plan.hpp"  // and windowed
+#include "spmv_column_blocks_plan.hpp"  // and column_blocks
+#include "gpukit/cuda_launch.hpp"
 #include "test_support.hpp"
 
 namespace spmv_test {
@@ -79,11 +81,25 @@ bool windowed_applies(const sparse::host_csr<V, I>& a) {
          longest_row(a) <= std::int64_t{d::windowed_slot_entries} * d::windowed_max_row_slots;
 }
 
-/// Whether `alg` applies to `a` (stencil and windowed refuse some matrices; every other algorithm takes all).
+/// Whether column_blocks takes the matrix on this device (one range of columns per SM): ranges of at most
+/// 65,536 columns whose x fits a block's shared memory, at most 1 GiB of row starts and partials.
+template <class V, class I>
+bool column_blocks_applies(const sparse::host_csr<V, I>& a) {
+  const int blocks = gpukit::sm_count();
+  const std::int64_t width = (a.cols() + blocks - 1) / blocks;
+  return width <= sparse::detail::column_blocks_max_width &&
+         width * static_cast<std::int64_t>(sizeof(V)) <= gpukit::shared_bytes_per_block_optin() &&
+         static_cast<double>(blocks) * static_cast<double>(a.rows() + 1) * (4.0 + sizeof(V)) <=
+             sparse::detail::column_blocks_max_workspace_bytes;
+}
+
+/// Whether `alg` applies to `a` (stencil, windowed and column_blocks refuse some matrices; every other
+/// algorithm takes all). column_blocks asks the device (GPU cases only).
 template <class V, class I>
 bool applies(sparse::spmv_algorithm alg, const sparse::host_csr<V, I>& a) {
   if (alg == sparse::spmv_algorithm::stencil) return host_stencil_table(a).usable();
   if (alg == sparse::spmv_algorithm::windowed) return windowed_applies(a);
+  if (alg == sparse::spmv_algorithm::column_blocks) return column_blocks_applies(a);
   return true;
 }
 

@@ -286,6 +286,7 @@ SPMV_GPU_CASE(merge)
 SPMV_GPU_CASE(warp_stream)
 SPMV_GPU_CASE(stencil)
 SPMV_GPU_CASE(windowed)
+SPMV_GPU_CASE(column_blocks)
 SPMV_GPU_CASE(automatic)
 #undef SPMV_GPU_CASE
 
@@ -352,12 +353,17 @@ GPU_TEST_CASE(automatic_takes_windowed_where_it_pays) {
   const auto v = compare_bits(y, gpu_run(sparse::spmv_plan<float, int32_t>(d, spmv_algorithm::scalar), 0.5f, x, -2.0f, y0));
   BOOST_TEST(v.bad == 0, plan.describe() << " differs from scalar: " << v.first);
   check_rows("automatic on 300k x 300k, 16 per row: " + plan.describe(), r, 0.5f, x, -2.0f, y0, y, accumulation::value);
-  // Rows of 1,000 (block_per_row's domain), summed in 32 slots each: within bound of the oracle.
+  // Rows of 1,000 (block_per_row's domain) over a 1.2 MB x: column_blocks where it pays (it does on 132
+  // SMs: 5M entries, rows of >= 4 x 132), else windowed, summed in 32 slots each; within bound of the oracle.
   const auto r1k = sparse::generate_random_k<float, int32_t>(5000, 300000, 1000, 88);  // 5M entries
   const sparse::device_csr<float, int32_t> d1k(r1k);
   const sparse::spmv_plan<float, int32_t> plan1k(d1k);
+  const bool blocks1k = sparse::column_blocks_pays(plan1k.stats(), sizeof(float), gpukit::sm_count());
   const bool pays1k = sparse::windowed_pays(plan1k.stats(), sizeof(float), gpukit::sm_count());
-  BOOST_TEST((plan1k.algorithm() == (pays1k ? spmv_algorithm::windowed : spmv_algorithm::block_per_row)), plan1k.describe());
+  if (gpukit::sm_count() <= 200) BOOST_TEST(blocks1k, "rows of 1,000 on " << gpukit::sm_count() << " SMs should take column_blocks");
+  BOOST_TEST((plan1k.algorithm() == (blocks1k ? spmv_algorithm::column_blocks
+                                     : pays1k ? spmv_algorithm::windowed
+                                              : spmv_algorithm::block_per_row)), plan1k.describe());
   const auto x1k = test::random_vector<float>(r1k.cols(), -1.f, 1.f, 89);
   const std::vector<float> y1k = test::random_vector<float>(r1k.rows(), -1.f, 1.f, 90);
   check_rows("automatic on 5000 x 300k, 1000 per row: " + plan1k.describe(), r1k, 0.5f, x1k, -2.0f, y1k,
@@ -368,6 +374,16 @@ GPU_TEST_CASE(automatic_takes_windowed_where_it_pays) {
     BOOST_ERROR("windowed accepted 5,000,000 columns");
   } catch (const std::invalid_argument& e) {
     BOOST_TEST(std::string(e.what()).find("windowed algorithm does not apply to this matrix: 5000000 columns") !=
+                   std::string::npos, e.what());
+  }
+  // column_blocks refuses ranges wider than 16-bit offsets: 100M columns make ranges of more than 65,536
+  // on any GPU of up to 1,525 SMs.
+  const sparse::device_csr<float, int32_t> dc(sparse::generate_random_k<float, int32_t>(10, 100000000, 2, 91));
+  try {
+    sparse::spmv_plan<float, int32_t> refused(dc, spmv_algorithm::column_blocks);
+    BOOST_ERROR("column_blocks accepted 100,000,000 columns");
+  } catch (const std::invalid_argument& e) {
+    BOOST_TEST(std::string(e.what()).find("column_blocks algorithm does not apply to this matrix: 100000000 columns") !=
                    std::string::npos, e.what());
   }
 }

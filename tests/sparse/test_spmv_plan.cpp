@@ -1,7 +1,7 @@
 // SpMV plans, white-box (the analyses in libsparse/src/cuda): algorithm names, row statistics, the
 // automatic choice and its thresholds, and the structure each algorithm's analysis builds (adaptive
 // partition, merge partition, stencil table, windowed layout), each checked by a function that returns a
-// verdict, and each such checker shown to reject a broken structure.
+// verdict, and each such checker shown to reject a broken structure; column blocks likewise.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "sparse/generate.hpp"
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive_plan.hpp"
+#include "spmv_column_blocks_plan.hpp"
 #include "spmv_merge_plan.hpp"
 #include "spmv_plan_state.hpp"
 #include "spmv_stencil_plan.hpp"
@@ -338,13 +339,60 @@ verdict check_windowed_layout(const base_csr& a, const d::windowed_layout& w, in
   return v;
 }
 
+// ---- column blocks ----
+
+/// The column-block layout of `a` in `blocks` ranges: block p's entries are exactly a's entries of columns
+/// [p width, (p + 1) width), row after row, each row's in column order; its row starts mark them; every
+/// entry's offset and source are right. And the CPU twin of the two kernels (each (block, row) partial in
+/// storage order, then the partials in block order, in double) matches the oracle within its bound.
+verdict check_column_blocks_layout(const base_csr& a, const d::column_blocks_layout& l, int blocks,
+                                   const std::vector<double>& x) {
+  verdict v;
+  const int64_t rows = a.rows(), w = l.width;
+  if (l.blocks() != blocks || w != std::max<int64_t>(1, (a.cols() + blocks - 1) / blocks) ||
+      l.start.size() != static_cast<std::size_t>(blocks) * static_cast<std::size_t>(rows + 1) ||
+      l.col.size() != static_cast<std::size_t>(a.nnz()) || l.source.size() != l.col.size() || l.base[0] != 0 ||
+      l.base.back() != a.nnz()) {
+    v.fail("the layout's sizes disagree with the matrix");
+    return v;
+  }
+  std::vector<double> y(static_cast<std::size_t>(rows), 0.0);
+  for (int p = 0; p < blocks; ++p) {
+    const std::uint32_t* st = l.start.data() + static_cast<std::size_t>(p) * static_cast<std::size_t>(rows + 1);
+    int64_t at = l.base[static_cast<std::size_t>(p)];
+    if (st[0] != 0) v.fail("block " + std::to_string(p) + " does not start at its base");
+    for (int64_t r = 0; r < rows; ++r) {
+      double partial = 0;
+      for (auto q = a.row_ptr()[static_cast<std::size_t>(r)]; q < a.row_ptr()[static_cast<std::size_t>(r) + 1]; ++q) {
+        const int64_t c = a.col_idx()[static_cast<std::size_t>(q)];
+        if (c / w != p) continue;
+        const auto k = static_cast<std::size_t>(at++);
+        if (k >= l.col.size() || l.source[k] != q || l.col[k] != c - p * w) {
+          v.fail("block " + std::to_string(p) + ", row " + std::to_string(r) + ": entry " + std::to_string(q) + " misplaced");
+          return v;
+        }
+        partial += a.values()[static_cast<std::size_t>(q)] * x[static_cast<std::size_t>(p * w + l.col[k])];
+      }
+      if (l.base[static_cast<std::size_t>(p)] + st[r + 1] != at)
+        v.fail("block " + std::to_string(p) + ": row " + std::to_string(r) + "'s end is not its start");
+      y[static_cast<std::size_t>(r)] += partial;
+    }
+    if (at != l.base[static_cast<std::size_t>(p) + 1]) v.fail("block " + std::to_string(p) + " holds other entries");
+  }
+  const std::vector<double> unread(static_cast<std::size_t>(rows), std::nan(""));  // beta 0: never read
+  const auto bound = row_bounds(a, 1.0, x, 0.0, unread, accumulation::wide, accumulation::wide);
+  const auto e = compare_rows(y, plain_loop(a, 1.0, x, 0.0, unread), bound, "the plain loop");
+  if (e.bad > 0) v.fail("the partials' sum: " + e.first);
+  return v;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(spmv_plan)
 
 CPU_TEST_CASE(algorithm_names_round_trip) {
   auto all = sparse::concrete_spmv_algorithms();
-  BOOST_TEST(all.size() == 10u);
+  BOOST_TEST(all.size() == 11u);
   all.push_back(sparse::spmv_algorithm::automatic);
   for (auto a : all) BOOST_TEST((sparse::parse_spmv_algorithm(sparse::to_string(a)) == a));
   BOOST_TEST((sparse::parse_spmv_algorithm("auto") == sparse::spmv_algorithm::automatic));
@@ -354,7 +402,7 @@ CPU_TEST_CASE(algorithm_names_round_trip) {
   } catch (const std::invalid_argument& e) {
     BOOST_TEST(std::string(e.what()) ==
                "unknown SpMV algorithm 'csr_vector' (expected automatic, scalar, shared_cached, warp_per_row, vector, "
-               "adaptive, block_per_row, merge, warp_stream, stencil or windowed)");
+               "adaptive, block_per_row, merge, warp_stream, stencil, windowed or column_blocks)");
   }
 }
 
@@ -610,6 +658,88 @@ CPU_TEST_CASE(windowed_pays_follows_the_documented_rule) {
   narrow.nnz = 25600000;
   narrow.max_length = 256;
   BOOST_TEST(!sparse::windowed_pays(narrow, sizeof(float), 132));
+}
+
+// automatic's column_blocks rule on 132 SMs: random1000 (20k rows of 1,000 over 2M columns) pays; rows
+// of 527 on average (4 x 132 = 528 needed), fewer than 2^22 entries, or an x under 1 MiB do not.
+CPU_TEST_CASE(column_blocks_pays_follows_the_documented_rule) {
+  sparse::row_stats r;
+  r.rows = 20000;
+  r.cols = 2000000;
+  r.nnz = 20000000;
+  r.mean_length = 1000;
+  r.max_length = 1000;
+  BOOST_TEST(sparse::column_blocks_pays(r, sizeof(float), 132));
+  BOOST_TEST(sparse::column_blocks_pays(r, sizeof(double), 132));
+  BOOST_TEST(!sparse::column_blocks_pays(r, sizeof(float), 0));
+  sparse::row_stats shorter = r;
+  shorter.mean_length = 528;
+  BOOST_TEST(sparse::column_blocks_pays(shorter, sizeof(float), 132));
+  shorter.mean_length = 527.9;
+  BOOST_TEST(!sparse::column_blocks_pays(shorter, sizeof(float), 132));
+  sparse::row_stats small = r;
+  small.nnz = (int64_t{1} << 22) - 1;
+  BOOST_TEST(!sparse::column_blocks_pays(small, sizeof(float), 132));
+  sparse::row_stats narrow = r;
+  narrow.cols = 1 << 18;  // 1 MiB of float x: pays; one column fewer does not
+  BOOST_TEST(sparse::column_blocks_pays(narrow, sizeof(float), 132));
+  narrow.cols = (1 << 18) - 1;
+  BOOST_TEST(!sparse::column_blocks_pays(narrow, sizeof(float), 132));
+  BOOST_TEST(sparse::column_blocks_pays(narrow, sizeof(double), 132));
+  // Only for automatic's uniform-row choices.
+  BOOST_TEST(d::automatic_tries_column_blocks(r, sparse::spmv_algorithm::block_per_row, sizeof(float), 132));
+  BOOST_TEST(d::automatic_tries_column_blocks(r, sparse::spmv_algorithm::vector, sizeof(float), 132));
+  BOOST_TEST(!d::automatic_tries_column_blocks(r, sparse::spmv_algorithm::adaptive, sizeof(float), 132));
+}
+
+// Where column_blocks applies: ranges of at most 65,536 columns, x's slice within the block's shared
+// memory, at most 1 GiB of row starts and partials; each refusal names its reason.
+CPU_TEST_CASE(column_blocks_refuses_what_it_cannot_hold) {
+  const int64_t shared = 227 * 1024;  // an H100's or H200's opt-in limit
+  BOOST_TEST(d::column_blocks_why_not(20000, 2000000, 20000000, sizeof(float), 132, shared).empty());
+  BOOST_TEST(d::column_blocks_why_not(1, 132 * 65536, 1, sizeof(float), 132, 1 << 20).empty());
+  const std::string wide = d::column_blocks_why_not(1, 132 * 65536 + 1, 1, sizeof(float), 132, 1 << 20);
+  BOOST_TEST(wide.find("blocks of 65537 (at most 65536") != std::string::npos, wide);
+  const std::string big_x = d::column_blocks_why_not(20000, 8000000, 20000000, sizeof(float), 132, shared);
+  BOOST_TEST(big_x.find("bytes of shared memory") != std::string::npos, big_x);
+  BOOST_TEST(d::column_blocks_why_not(20000, 4000000, 20000000, sizeof(double), 132, shared).find("shared memory") !=
+             std::string::npos);
+  const std::string tall = d::column_blocks_why_not(2000000, 2000000, 32000000, sizeof(float), 132, shared);
+  BOOST_TEST(tall.find("MB of row starts and partials") != std::string::npos, tall);
+  BOOST_TEST(d::column_blocks_why_not(10, 10, 10, sizeof(float), 0, shared).find("no column blocks") != std::string::npos);
+}
+
+// The column-block layout holds every entry once, in its range, row after row in column order, for
+// several block counts (more blocks than columns too), and its CPU twin sums within the oracle's bound.
+CPU_TEST_CASE(column_blocks_layout_holds_every_entry_once_in_range_order) {
+  std::uint64_t stream = 9100;
+  for (const auto& nm : matrices()) {
+    const auto& a = nm.a;
+    const auto x = test::random_vector<double>(a.cols(), -1.0, 1.0, ++stream);
+    for (int blocks : {1, 3, 132}) {
+      if (a.rows() * blocks > (int64_t{1} << 24)) continue;  // 1M rows in 132 blocks: 0.5 GB of row starts
+      // Ranges wider than 16-bit offsets are refused before a layout is built (column_blocks_why_not).
+      if ((a.cols() + blocks - 1) / blocks > d::column_blocks_max_width) continue;
+      const auto l = d::build_column_blocks_layout<int64_t>(a.rows(), a.cols(), a.row_ptr().data(), a.col_idx().data(), blocks);
+      const auto v = check_column_blocks_layout(a, l, blocks, x);
+      BOOST_TEST(v.bad == 0, nm.name << ", " << blocks << " blocks: " << v.bad << " problems; first: " << v.first);
+    }
+  }
+  // The checker rejects a moved row start, a wrong column offset and a dropped entry.
+  const auto a = sparse::generate_random_k<double, int64_t>(300, 5000, 40, 92);
+  const auto x = test::random_vector<double>(a.cols(), -1.0, 1.0, 93);
+  const auto good = d::build_column_blocks_layout<int64_t>(a.rows(), a.cols(), a.row_ptr().data(), a.col_idx().data(), 7);
+  BOOST_TEST(check_column_blocks_layout(a, good, 7, x).bad == 0);
+  auto moved = good;
+  moved.start[static_cast<std::size_t>(2 * (a.rows() + 1) + 150)] += 1;
+  BOOST_TEST(check_column_blocks_layout(a, moved, 7, x).bad > 0, "a moved row start");
+  auto offset = good;
+  offset.col[1000] = static_cast<std::uint16_t>(offset.col[1000] + 1);
+  BOOST_TEST(check_column_blocks_layout(a, offset, 7, x).bad > 0, "a wrong column offset");
+  auto dropped = good;
+  dropped.col.pop_back();
+  dropped.source.pop_back();
+  BOOST_TEST(check_column_blocks_layout(a, dropped, 7, x).bad > 0, "a dropped entry");
 }
 
 CPU_TEST_CASE(adaptive_partition_covers_every_row_once) {

@@ -132,6 +132,12 @@ inline std::int64_t l2_cache_bytes() {
   return cached_device_attribute(cached, cudaDevAttrL2CacheSize);
 }
 
+/// The most shared memory one block of the current device may opt in to, bytes (queried once per device).
+inline std::int64_t shared_bytes_per_block_optin() {
+  static std::atomic<int> cached[64] = {};
+  return cached_device_attribute(cached, cudaDevAttrMaxSharedMemoryPerBlockOptin);
+}
+
 /// Resident blocks per SM of `kernel` at `threads` threads, queried once per (kernel, threads, device)
 /// (the kernel's address is the key: kernels of one signature share a pointer type).
 template <class Kernel>

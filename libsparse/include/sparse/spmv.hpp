@@ -35,8 +35,8 @@ namespace sparse {
 using reduce::stream_t;
 
 /// The GPU SpMV algorithms. `automatic` asks choose_algorithm() (at plan time, once), then takes
-/// `stencil` instead of `scalar` where the matrix qualifies for it, `windowed` instead of `vector`
-/// or `block_per_row` where windowed_pays(), and `adaptive` instead of `scalar` where x is larger than
+/// `stencil` instead of `scalar` where the matrix qualifies for it, `column_blocks` instead of `vector`
+/// or `block_per_row` where column_blocks_pays(), else `windowed` where windowed_pays(), and `adaptive` instead of `scalar` where x is larger than
 /// a third of L2 and a sample of the columns lies mostly far from the diagonal (scattered_columns_take_adaptive()).
 /// An automatic stencil plan of a launch-bound matrix (at most 16,384 rows and 2^18 entries) runs spmv()
 /// through scalar's kernel (the same bits, one table staging fewer) and spmv_dots() through the stencil
@@ -65,6 +65,16 @@ using reduce::stream_t;
 /// result). The copy costs 8 bytes per float entry (the column and the slot packed in 32 bits, the
 /// value) plus a few per cent of padding, built on the host at plan time. It needs at most 2^22 columns
 /// and rows of at most 2,048 entries (std::invalid_argument otherwise).
+///
+/// `column_blocks` is for few long rows over a large x (random1000: 20,000 rows of 1,000 random columns
+/// out of 2M), where summing row by row is bound by the L2's rate of random gathers. The plan cuts the
+/// columns into one range per SM and copies the matrix range by range (each range a CSR of all the rows:
+/// 32-bit row starts, 16-bit column offsets, the values); a block per range copies its slice of x to
+/// shared memory and sums each row's entries of the range from there into a partial, and a second kernel
+/// adds each row's partials in range order (a fixed order, not scalar's). Automatic takes it in place of
+/// `vector` or `block_per_row` where column_blocks_pays(). It needs ranges of at most 65,536 columns whose
+/// slice of x fits a block's shared memory (float: about 7.6M columns on 132 SMs) and at most 1 GiB of row
+/// starts and partials (std::invalid_argument otherwise).
 enum class spmv_algorithm {
   automatic,
   scalar,
@@ -76,17 +86,18 @@ enum class spmv_algorithm {
   merge,
   warp_stream,
   stencil,
-  windowed
+  windowed,
+  column_blocks
 };
 
 /// "automatic", "scalar", "shared_cached", "warp_per_row", "vector", "adaptive", "block_per_row", "merge",
-/// "warp_stream", "stencil", "windowed".
+/// "warp_stream", "stencil", "windowed", "column_blocks".
 const char* to_string(spmv_algorithm a);
 /// Inverse of to_string ("auto" is accepted for automatic); std::invalid_argument listing the names otherwise.
 spmv_algorithm parse_spmv_algorithm(std::string_view name);
 /// Every concrete algorithm (all but automatic), in enum order: what tests and benchmarks iterate over
-/// (`stencil` and `windowed` only apply to some matrices: their plans throw std::invalid_argument on the
-/// others).
+/// (`stencil`, `windowed` and `column_blocks` only apply to some matrices: their plans throw
+/// std::invalid_argument on the others).
 std::vector<spmv_algorithm> concrete_spmv_algorithms();
 
 /// Row-length statistics of a matrix, computed once on the host (O(rows)) at plan time.
@@ -132,6 +143,9 @@ int choose_vector_width(const row_stats& s);
 /// Whether `automatic` replaces a `vector` or `block_per_row` choice by `windowed` for a matrix with these statistics,
 /// values of `value_bytes` bytes, on a GPU with `sm_count` SMs (the rule is at its definition).
 bool windowed_pays(const row_stats& s, std::size_t value_bytes, int sm_count);
+/// Whether `automatic` replaces a `vector` or `block_per_row` choice by `column_blocks` for a matrix with these
+/// statistics, values of `value_bytes` bytes, on a GPU with `sm_count` SMs (the rule is at its definition).
+bool column_blocks_pays(const row_stats& s, std::size_t value_bytes, int sm_count);
 /// Whether `automatic` samples the columns of a matrix whose CSR choice is `csr_choice` (and which stencil
 /// refused) to tell scattered columns from local ones, and whether the fraction `far` of sampled entries
 /// farther than far_column_distance columns from the row's diagonal position makes it take `adaptive`.
@@ -221,6 +235,7 @@ private:
   void build(const Index* host_row_ptr, int vector_width);
   bool take_stencil(const Index* host_row_ptr);
   bool take_windowed(const Index* host_row_ptr);
+  bool take_column_blocks(const Index* host_row_ptr);
   void take_adaptive_for_scattered_columns(const Index* host_row_ptr);
   bool take_column_panels(const Index* host_row_ptr);
   csr_view<Value, Index> view_{};

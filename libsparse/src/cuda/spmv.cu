@@ -13,6 +13,7 @@
 #include "instantiate.hpp"
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive.cuh"
+#include "spmv_column_blocks.cuh"
 #include "spmv_dots.cuh"
 #include "spmv_merge.cuh"
 #include "spmv_plan_state.hpp"
@@ -204,6 +205,29 @@ void run(const column_panels_state<Value, Index>& st, spmv_algorithm, const spmv
     part.beta = k == 0 ? c.beta : Value(1);
     run(st.plans[k], spmv_algorithm::adaptive, part);
   }
+}
+
+// column_blocks: one block per column range (a block per SM, the plan's count), its slice of x in dynamic
+// shared memory (opted in up to the device's limit once per device), then the sum of each row's partials
+// in block order on one wave of 256-thread blocks.
+template <class Value, class Index>
+void run(const column_blocks_state<Value>& st, spmv_algorithm, const spmv_call<Value, Index>& c) {
+  constexpr auto partials_kernel = spmv_column_block_partials_kernel<Value>;
+  static std::atomic<bool> opted_in[64] = {};
+  const int device = gpukit::current_device();
+  if (!opted_in[device & 63].load(std::memory_order_relaxed)) {
+    GPUKIT_CUDA_CHECK(cudaFuncSetAttribute(partials_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(gpukit::shared_bytes_per_block_optin())));
+    opted_in[device & 63].store(true, std::memory_order_relaxed);
+  }
+  const auto smem = static_cast<std::size_t>(st.width) * sizeof(Value);
+  partials_kernel<<<static_cast<unsigned>(st.blocks), column_blocks_threads, smem, c.stream>>>(
+      st.base.data(), st.start.data(), st.col.data(), st.values.data(), c.x, c.a.cols, st.width, st.rows,
+      st.partials.data());
+  GPUKIT_CHECK_LAUNCH();
+  constexpr auto sum_kernel = spmv_column_block_sum_kernel<Value>;
+  launch<sum_kernel>(one_wave_grid<sum_kernel>(st.rows, c.sms), block_threads, c.stream, st.partials.data(), st.blocks,
+                     st.rows, c.alpha, c.beta, c.y);
 }
 
 // spmv_dots's pass after the SpMV of a plan that does not fuse it: one wave of 256-thread blocks (at

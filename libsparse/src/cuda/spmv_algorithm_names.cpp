@@ -21,6 +21,7 @@ const char* to_string(spmv_algorithm a) {
     case spmv_algorithm::warp_stream: return "warp_stream";
     case spmv_algorithm::stencil: return "stencil";
     case spmv_algorithm::windowed: return "windowed";
+    case spmv_algorithm::column_blocks: return "column_blocks";
   }
   return "unknown";
 }
@@ -28,7 +29,7 @@ const char* to_string(spmv_algorithm a) {
 std::vector<spmv_algorithm> concrete_spmv_algorithms() {
   return {spmv_algorithm::scalar, spmv_algorithm::shared_cached, spmv_algorithm::warp_per_row,
           spmv_algorithm::vector, spmv_algorithm::adaptive, spmv_algorithm::block_per_row, spmv_algorithm::merge,
-          spmv_algorithm::warp_stream, spmv_algorithm::stencil, spmv_algorithm::windowed};
+          spmv_algorithm::warp_stream, spmv_algorithm::stencil, spmv_algorithm::windowed, spmv_algorithm::column_blocks};
 }
 
 spmv_algorithm parse_spmv_algorithm(std::string_view name) {

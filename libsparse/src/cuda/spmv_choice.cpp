@@ -171,6 +171,23 @@ bool windowed_pays(const row_stats& s, std::size_t value_bytes, int sm_count) {
   return reuse >= 0.5;
 }
 
+// column_blocks (spmv_column_blocks.cuh): one range of columns per SM, x's slice in shared memory, a
+// partial per (range, row). Per row it moves k entries of 6 bytes (float; 10 for double) against blocks
+// x 12 bytes of row starts and partials; row by row each entry costs an L2 sector (32 bytes) at the L2's
+// random-read rate. Measured on an H200 (132 SMs, 2026-12-03, bench/experiments/spmv_column_blocks.cu,
+// float, 2M columns, median us, column blocks / automatic's pick then / ALG1): 20k rows of 1,000 entries
+// (7.6 per range) 77.9 / 141.9 (windowed) / 155.3; 20k rows of 300 (2.3 per range) 52.2 / 54.5 (vector)
+// / 57.0; 100k rows of 200 (1.5 per range) 158.2 / 136.6 (windowed) / 156.2. Taken where automatic's CSR
+// choice is vector or block_per_row (uniform rows), rows average at least 4 entries per range (mean length
+// >= 4 x SMs: 528 on 132 SMs, between the small gain at 2.3 and the large one at 7.6), the matrix is
+// gather-bound (>= 2^22 entries) and x holds at least 1 MiB (a smaller x stays in L1 in row order; not
+// measured), and the layout applies (spmv_column_blocks_plan.hpp: ranges of <= 65,536 columns whose x
+// fits shared memory, <= 1 GiB of row starts and partials).
+bool column_blocks_pays(const row_stats& s, std::size_t value_bytes, int sm_count) {
+  return sm_count > 0 && s.nnz >= (std::int64_t{1} << 22) && s.mean_length >= 4.0 * sm_count &&
+         static_cast<double>(s.cols) * static_cast<double>(value_bytes) >= static_cast<double>(1 << 20);
+}
+
 // adaptive for scalar's short uniform rows (2.5-7.5 entries) where the columns are scattered and x is
 // larger than a third of the 50 MB L2 (as the vector kernel's evict-first rule, choose_vector_state), so
 // the gathers miss L2: adaptive's stream tiles read the entries once, coalesced and evict-first, and
@@ -249,6 +266,13 @@ int automatic_column_panels(const row_stats& s, spmv_algorithm chosen, std::size
 bool automatic_tries_windowed(const row_stats& s, spmv_algorithm csr_choice, std::size_t value_bytes, int sm_count) {
   return (csr_choice == spmv_algorithm::vector || csr_choice == spmv_algorithm::block_per_row) &&
          windowed_pays(s, value_bytes, sm_count);
+}
+
+// column_blocks: automatic tries it where the CSR choice is vector or block_per_row and column_blocks_pays
+// (above); the layout reads col_idx and the values back and may still refuse (too wide a range of x).
+bool automatic_tries_column_blocks(const row_stats& s, spmv_algorithm csr_choice, std::size_t value_bytes, int sm_count) {
+  return (csr_choice == spmv_algorithm::vector || csr_choice == spmv_algorithm::block_per_row) &&
+         column_blocks_pays(s, value_bytes, sm_count);
 }
 
 }  // namespace detail

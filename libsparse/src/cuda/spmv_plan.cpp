@@ -74,8 +74,9 @@ spmv_plan<Value, Index>::spmv_plan(const csr_view<Value, Index>& device_view, co
 }
 
 // The algorithm that runs: the requested one, or for automatic the CSR choice of choose_algorithm, which
-// stencil or windowed replace where spmv_choice.cpp says they are worth trying and their analysis
-// accepts the matrix. A forced stencil or windowed plan throws where the analysis refuses the matrix.
+// stencil, column_blocks or windowed replace where spmv_choice.cpp says they are worth trying and their
+// analysis accepts the matrix. A forced stencil, column_blocks or windowed plan throws where the analysis
+// refuses the matrix.
 template <class Value, class Index>
 void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width) {
   check_vector_width(vector_width);
@@ -85,7 +86,7 @@ void spmv_plan<Value, Index>::build(const Index* host_row_ptr, int vector_width)
   state_ = std::make_unique<detail::spmv_plan_state<Value, Index>>();
   state_->sm_count = gpukit::sm_count();
   if (view_.rows > 0 && view_.rows == view_.cols - halo_.before - halo_.after) state_->dots = detail::dots_workspace(view_.rows, state_->sm_count);
-  if (take_stencil(host_row_ptr) || take_windowed(host_row_ptr)) return;
+  if (take_stencil(host_row_ptr) || take_column_blocks(host_row_ptr) || take_windowed(host_row_ptr)) return;
   take_adaptive_for_scattered_columns(host_row_ptr);
   if (take_column_panels(host_row_ptr)) return;
   auto& st = state_->algorithm;
@@ -137,6 +138,24 @@ bool spmv_plan<Value, Index>::take_windowed(const Index* host_row_ptr) {
   }
   algorithm_ = spmv_algorithm::windowed;
   state_->algorithm = std::move(*windowed);
+  return true;
+}
+
+template <class Value, class Index>
+bool spmv_plan<Value, Index>::take_column_blocks(const Index* host_row_ptr) {
+  const bool automatic = requested_ == spmv_algorithm::automatic;
+  if (requested_ != spmv_algorithm::column_blocks &&
+      !(automatic && detail::automatic_tries_column_blocks(stats_, algorithm_, sizeof(Value), state_->sm_count)))
+    return false;
+  std::string why_not;
+  auto blocks = detail::make_column_blocks_state(view_, host_row_ptr, state_->sm_count, why_not);
+  if (!blocks) {
+    if (!automatic)
+      throw std::invalid_argument("spmv plan: the column_blocks algorithm does not apply to this matrix: " + why_not);
+    return false;  // automatic keeps its choice (or windowed)
+  }
+  algorithm_ = spmv_algorithm::column_blocks;
+  state_->algorithm = std::move(*blocks);
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include "reduce/exact_accumulator.hpp"
 #include "sparse/spmv.hpp"
 #include "spmv_adaptive_plan.hpp"
+#include "spmv_column_blocks_plan.hpp"
 #include "spmv_merge_plan.hpp"
 #include "spmv_panels_plan.hpp"
 #include "spmv_stencil_plan.hpp"
@@ -38,6 +39,7 @@ vector_state choose_vector_state(const row_stats& s, int width, std::size_t valu
 /// or windowed (where its layout can be built) instead (spmv_choice.cpp, next to choose_algorithm).
 bool automatic_tries_stencil(const row_stats& s, spmv_algorithm csr_choice);
 bool automatic_tries_windowed(const row_stats& s, spmv_algorithm csr_choice, std::size_t value_bytes, int sm_count);
+bool automatic_tries_column_blocks(const row_stats& s, spmv_algorithm csr_choice, std::size_t value_bytes, int sm_count);
 /// Whether an automatic stencil plan runs its plain SpMV (not spmv_dots) through scalar's kernel.
 bool automatic_stencil_applies_through_scalar(const row_stats& s);
 /// How many column panels an automatic plan whose algorithm is `chosen` cuts the matrix into on a device
@@ -46,7 +48,7 @@ int automatic_column_panels(const row_stats& s, spmv_algorithm chosen, std::size
 
 template <class Value, class Index>
 using algorithm_state = std::variant<csr_state, vector_state, stencil_state, windowed_state<Value>, merge_state<Value>,
-                                     adaptive_state<Value>, column_panels_state<Value, Index>>;
+                                     adaptive_state<Value>, column_panels_state<Value, Index>, column_blocks_state<Value>>;
 
 /// Threads per block of the row kernels, stencil and the dots pass (spmv.cu).
 constexpr int block_threads = 256;

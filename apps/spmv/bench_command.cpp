@@ -105,7 +105,10 @@ class_result bench_one(const sparse::host_csr<V, I>& a, const std::string& matri
   auto algs = sparse::concrete_spmv_algorithms();
   algs.push_back(sparse::spmv_algorithm::automatic);
   for (auto alg : algs) {
-    auto maybe = plan_if_applicable(d, alg, alg == sparse::spmv_algorithm::windowed ? c.windowed_why_not : c.stencil_why_not);
+    std::string& why = alg == sparse::spmv_algorithm::windowed        ? c.windowed_why_not
+                       : alg == sparse::spmv_algorithm::column_blocks ? c.column_blocks_why_not
+                                                                      : c.stencil_why_not;
+    auto maybe = plan_if_applicable(d, alg, why);
     if (maybe) add_plan(sparse::to_string(alg), std::move(*maybe), alg == sparse::spmv_algorithm::automatic);
   }
   if (explore)
@@ -157,6 +160,7 @@ void add_matrices_json(nlohmann::json& res, const std::vector<class_result>& res
                         {"automatic_vs_alg2_speedup_ratio", alg2_speedup(c)}};
     if (!c.stencil_why_not.empty()) m["stencil_not_applicable"] = c.stencil_why_not;
     if (!c.windowed_why_not.empty()) m["windowed_not_applicable"] = c.windowed_why_not;
+    if (!c.column_blocks_why_not.empty()) m["column_blocks_not_applicable"] = c.column_blocks_why_not;
     res["matrices"].push_back(std::move(m));
     for (const auto& t : c.t) {
       nlohmann::json r = {{"matrix", c.name}, {"algorithm", t.name}, {"plan", t.plan},
@@ -177,7 +181,7 @@ double copy_ceiling_gbs() {
 // The algorithms of the main table, in its column order.
 const std::vector<std::string> table_names = {"scalar",   "shared_cached", "warp_per_row", "vector",   "adaptive",
                                               "block_per_row", "merge",   "warp_stream",  "stencil",  "windowed",
-                                              "automatic", "cusparse_alg1", "cusparse_alg2"};
+                                              "column_blocks", "automatic", "cusparse_alg1", "cusparse_alg2"};
 
 // The geometric-mean targets over the six classes: ANCHORS' 1.25x, and the 1.45x that real inputs ask of
 // an automatic choice that also holds on the corpus (`spmv bench --corpus`).
@@ -218,7 +222,7 @@ void print_main_table(const std::vector<class_result>& results, std::ostream& ou
   for (const auto& c : results) {
     out << std::left << std::setw(12) << c.name;
     for (const auto& n : table_names) {
-      const timing* t = c.find(n);  // stencil or windowed on a matrix it does not apply to: n/a
+      const timing* t = c.find(n);  // stencil, windowed or column_blocks on a matrix it does not apply to: n/a
       out << std::right << std::setw(15)
           << (t ? fixed(t->us, 1) + " (" + fixed(t->gbs, 0) + ")" + (t->within_bound ? "" : "!") : "n/a");
     }
@@ -242,6 +246,13 @@ void print_notes(const std::vector<class_result>& results, bool explore, std::os
     out << "  " << std::left << std::setw(12) << c.name;
     if (const timing* t = c.find("windowed")) out << t->plan << "\n";
     else out << "not run: " << c.windowed_why_not << "\n";
+  }
+  out << "\ncolumn_blocks reads its own copy of the entries (a 16-bit column and the value each, 32-bit row starts per "
+         "block) and writes a partial per block and row:\n";
+  for (const auto& c : results) {
+    out << "  " << std::left << std::setw(12) << c.name;
+    if (const timing* t = c.find("column_blocks")) out << t->plan << "\n";
+    else out << "not run: " << c.column_blocks_why_not << "\n";
   }
   if (explore) {
     out << "\nexplore: vector at every forced width, median us (GB/s)\n";

@@ -30,6 +30,7 @@ struct class_result {
   double stencil_bytes = 0;      // what stencil moves (no col_idx)
   std::string stencil_why_not;   // non-empty: stencil does not apply (not timed)
   std::string windowed_why_not;  // non-empty: windowed does not apply (not timed)
+  std::string column_blocks_why_not;  // non-empty: column_blocks does not apply (not timed)
   std::string automatic_plan;
   std::string automatic_choice;  // the algorithm automatic runs (its plan's algorithm())
   std::string csr_choice;        // choose_algorithm(): automatic's pick among the CSR kernels (stencil aside)

@@ -52,14 +52,16 @@ std::vector<Value> pseudo_random_vector(std::int64_t n, std::uint64_t seed) {
 }
 
 /// The plan of `alg` for `d`, or nothing, with the reason in `why`, when the algorithm does not apply to
-/// the matrix: only stencil and windowed refuse valid matrices; any other failure propagates.
+/// the matrix: only stencil, windowed and column_blocks refuse valid matrices; any other failure propagates.
 template <class Value, class Index>
 std::optional<sparse::spmv_plan<Value, Index>> plan_if_applicable(const sparse::device_csr<Value, Index>& d,
                                                                   sparse::spmv_algorithm alg, std::string& why) {
   try {
     return std::optional<sparse::spmv_plan<Value, Index>>(std::in_place, d, alg);
   } catch (const std::invalid_argument& e) {
-    if (alg != sparse::spmv_algorithm::stencil && alg != sparse::spmv_algorithm::windowed) throw;
+    if (alg != sparse::spmv_algorithm::stencil && alg != sparse::spmv_algorithm::windowed &&
+        alg != sparse::spmv_algorithm::column_blocks)
+      throw;
     why = e.what();
     return std::nullopt;
   }

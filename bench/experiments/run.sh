@@ -9,7 +9,7 @@ set -uo pipefail
 mkdir -p "$1" && out=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-$root/build-experiments}
-exps=(launch_floor reduce_large reduce_small reduce_medium spmv_variants spmv_cluster spmv_windowed cg_l2_window host_copies)
+exps=(launch_floor reduce_large reduce_small reduce_medium spmv_variants spmv_cluster spmv_windowed spmv_column_blocks cg_l2_window host_copies)
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.')
 [ -n "$arch" ] || { echo "run.sh: no GPU (nvidia-smi found none)" >&2; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
@@ -79,6 +79,8 @@ fi
   grep -E 'G gathers/s|cuSPARSE ALG1|library automatic|^  cluster|^RESULT' "$out/spmv_cluster.txt" 2>/dev/null | sed 's/^/  /'
   echo "spmv_windowed (entries in column-window order, so an SM's L1 serves repeated gathers of x):"
   grep -E 'cuSPARSE ALG1|library|match_any|U=8, free|^RESULT' "$out/spmv_windowed.txt" 2>/dev/null | sed 's/^/  /'
+  echo "spmv_column_blocks (one range of columns per SM, x's slice in shared memory, a partial per range and row):"
+  grep -E 'cols, |cuSPARSE ALG1|library automatic|132 of .*1 lanes|^RESULT' "$out/spmv_column_blocks.txt" 2>/dev/null | sed 's/^/  /'
   echo "host_copies (WSM5's CONUS copies over the host link, pinned; ms):"
   grep -E '^(up|down|both|chunked|pipeline 6|check)' "$out/host_copies.txt" 2>/dev/null | sed 's/^/  /'
   echo "cg_l2_window (our cg per iteration, p in L2 off = policy 1, on = policy 2):"

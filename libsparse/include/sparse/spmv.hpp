@@ -248,9 +248,9 @@ private:
 
 /// y = alpha * A * x + beta * y on the GPU with the plan's algorithm, stream-ordered (no host sync, no
 /// allocation). d_x has cols entries (a plan with an x_halo: d_x at the rows' own entries, x_halo's room
-/// around them), d_y rows entries (device memory; they must not overlap). merge and
-/// adaptive plans keep per-call scratch (split rows' partials), so two calls of one plan must not run at
-/// the same time (use one stream, or order the streams).
+/// around them), d_y rows entries (device memory; they must not overlap). merge, adaptive and
+/// column_blocks plans keep per-call scratch (split rows' partials, the ranges' partials), so two calls of
+/// one plan must not run at the same time (use one stream, or order the streams).
 /// Deterministic (run to run on one GPU model); error bound as in the header comment.
 ///
 /// Example:

@@ -222,12 +222,12 @@ void run(const column_blocks_state<Value>& st, spmv_algorithm, const spmv_call<V
   }
   const auto smem = static_cast<std::size_t>(st.width) * sizeof(Value);
   partials_kernel<<<static_cast<unsigned>(st.blocks), column_blocks_threads, smem, c.stream>>>(
-      st.base.data(), st.start.data(), st.col.data(), st.values.data(), c.x, c.a.cols, st.width, st.rows,
+      st.base.data(), st.start.data(), st.col.data(), st.values.data(), c.x, c.a.cols, st.width, c.a.rows,
       st.partials.data());
   GPUKIT_CHECK_LAUNCH();
   constexpr auto sum_kernel = spmv_column_block_sum_kernel<Value>;
-  launch<sum_kernel>(one_wave_grid<sum_kernel>(st.rows, c.sms), block_threads, c.stream, st.partials.data(), st.blocks,
-                     st.rows, c.alpha, c.beta, c.y);
+  launch<sum_kernel>(one_wave_grid<sum_kernel>(c.a.rows, c.sms), block_threads, c.stream, st.partials.data(), st.blocks,
+                     c.a.rows, c.alpha, c.beta, c.y);
 }
 
 // spmv_dots's pass after the SpMV of a plan that does not fuse it: one wave of 256-thread blocks (at

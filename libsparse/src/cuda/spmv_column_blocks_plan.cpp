@@ -24,7 +24,8 @@ std::string column_blocks_why_not(std::int64_t rows, std::int64_t cols, std::int
   const double workspace = static_cast<double>(blocks) * static_cast<double>(rows + 1) * (4.0 + static_cast<double>(value_bytes));
   if (workspace > column_blocks_max_workspace_bytes)
     return std::to_string(rows) + " rows need " + std::to_string(static_cast<std::int64_t>(workspace / 1e6)) +
-           " MB of row starts and partials in " + std::to_string(blocks) + " blocks (at most 1073 MB)";
+           " MB of row starts and partials in " + std::to_string(blocks) + " blocks (at most " +
+           std::to_string(static_cast<std::int64_t>(column_blocks_max_workspace_bytes / 1e6)) + " MB)";
   if (nnz > std::numeric_limits<std::uint32_t>::max())
     return std::to_string(nnz) + " entries (a block's row starts are 32-bit)";
   return {};
@@ -77,7 +78,6 @@ std::optional<column_blocks_state<Value>> make_column_blocks_state(const csr_vie
   column_blocks_state<Value> s;
   s.blocks = l.blocks();
   s.width = l.width;
-  s.rows = a.rows;
   s.base = gpukit::device_buffer<std::int64_t>(l.base);
   s.start = gpukit::device_buffer<std::uint32_t>(l.start);
   s.col = gpukit::device_buffer<std::uint16_t>(l.col);

@@ -50,12 +50,11 @@ column_blocks_layout build_column_blocks_layout(std::int64_t rows, std::int64_t 
                                                 const Index* col_idx, int blocks);
 
 /// What a column_blocks plan keeps: the layout on the device, its values in the layout's order, and the
-/// partials (blocks x rows values, written and read by every call).
+/// partials (blocks x rows values, written and read by every call; the rows are the plan's matrix's).
 template <class Value>
 struct column_blocks_state {
   int blocks = 0;
   std::int64_t width = 0;
-  std::int64_t rows = 0;
   gpukit::device_buffer<std::int64_t> base;
   gpukit::device_buffer<std::uint32_t> start;
   gpukit::device_buffer<std::uint16_t> col;

@@ -3,8 +3,10 @@
 // launches live in spmv.cu.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -123,19 +125,31 @@ bool spmv_plan<Value, Index>::take_stencil(const Index* host_row_ptr) {
   return true;
 }
 
+namespace {
+// The step windowed and column_blocks share: try an algorithm with a format of its own where it was
+// asked for, or where automatic tries it (`automatic_tries`); make_state returns its state, or
+// std::nullopt with the reason. A forced plan throws that reason; automatic keeps its choice.
+template <class MakeState>
+auto take_own_format(spmv_algorithm which, spmv_algorithm requested, bool automatic_tries, MakeState make_state)
+    -> decltype(make_state(std::declval<std::string&>())) {
+  const bool automatic = requested == spmv_algorithm::automatic;
+  if (requested != which && !(automatic && automatic_tries)) return std::nullopt;
+  std::string why_not;
+  auto state = make_state(why_not);
+  if (!state && !automatic)
+    throw std::invalid_argument(std::string("spmv plan: the ") + to_string(which) +
+                                " algorithm does not apply to this matrix: " + why_not);
+  return state;
+}
+}  // namespace
+
 template <class Value, class Index>
 bool spmv_plan<Value, Index>::take_windowed(const Index* host_row_ptr) {
-  const bool automatic = requested_ == spmv_algorithm::automatic;
-  if (requested_ != spmv_algorithm::windowed &&
-      !(automatic && detail::automatic_tries_windowed(stats_, algorithm_, sizeof(Value), state_->sm_count)))
-    return false;
-  std::string why_not;
-  auto windowed = detail::make_windowed_state(view_, host_row_ptr, state_->sm_count, why_not);
-  if (!windowed) {
-    if (!automatic)
-      throw std::invalid_argument("spmv plan: the windowed algorithm does not apply to this matrix: " + why_not);
-    return false;  // automatic keeps its CSR choice
-  }
+  const int sms = state_->sm_count;
+  auto windowed = take_own_format(
+      spmv_algorithm::windowed, requested_, detail::automatic_tries_windowed(stats_, algorithm_, sizeof(Value), sms),
+      [&](std::string& why_not) { return detail::make_windowed_state(view_, host_row_ptr, sms, why_not); });
+  if (!windowed) return false;
   algorithm_ = spmv_algorithm::windowed;
   state_->algorithm = std::move(*windowed);
   return true;
@@ -143,17 +157,12 @@ bool spmv_plan<Value, Index>::take_windowed(const Index* host_row_ptr) {
 
 template <class Value, class Index>
 bool spmv_plan<Value, Index>::take_column_blocks(const Index* host_row_ptr) {
-  const bool automatic = requested_ == spmv_algorithm::automatic;
-  if (requested_ != spmv_algorithm::column_blocks &&
-      !(automatic && detail::automatic_tries_column_blocks(stats_, algorithm_, sizeof(Value), state_->sm_count)))
-    return false;
-  std::string why_not;
-  auto blocks = detail::make_column_blocks_state(view_, host_row_ptr, state_->sm_count, why_not);
-  if (!blocks) {
-    if (!automatic)
-      throw std::invalid_argument("spmv plan: the column_blocks algorithm does not apply to this matrix: " + why_not);
-    return false;  // automatic keeps its choice (or windowed)
-  }
+  const int sms = state_->sm_count;
+  auto blocks = take_own_format(
+      spmv_algorithm::column_blocks, requested_,
+      detail::automatic_tries_column_blocks(stats_, algorithm_, sizeof(Value), sms),
+      [&](std::string& why_not) { return detail::make_column_blocks_state(view_, host_row_ptr, sms, why_not); });
+  if (!blocks) return false;
   algorithm_ = spmv_algorithm::column_blocks;
   state_->algorithm = std::move(*blocks);
   return true;

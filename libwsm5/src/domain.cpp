@@ -100,25 +100,27 @@ void domain::validate(const std::string& what) const {
 //     columns, so small domains fill the GPU (400 columns: 0.057 ms, 25x faster), but lanes idle past nz
 //     and strided loads cost it on large ones (CONUS 433 x 308 = 133,364 columns: 0.641 against
 //     thread_per_column's 0.407 ms, H200).
-// The switch: thread_per_column from 32 x SMs x max_warps_per_sm / 8 columns (33,792 on 132 SMs x 64
-// warps: an eighth of the resident threads, ~8 warps per SM) up to 48 levels, from 3/2 of that (50,688)
-// for deeper columns. Measured by `wsm5 bench --crossover` (ms per call, thread / warp): on an H100 at
+// The switch: thread_per_column from 32 x SMs x max_warps_per_sm / 10 columns (27,033 on 132 SMs x 64
+// warps: a tenth of the resident threads, ~6 warps per SM) up to 48 levels, from 3/2 of that (40,549)
+// for deeper columns. Measured by `wsm5 bench --crossover` (ms per call, thread / warp): on an H200
+// (2026-12-03) at nz = 35, 16,384 columns 0.125 / 0.090, 32,768 0.152 / 0.175, 65,536 0.200 / 0.341:
+// the straight line between the first two crosses at ~26k (an eighth, 33,792, left 32,768 on
+// warp_per_column at 1.15x once thread_per_column's divisions lost their range tests). On an H100 at
 // nz = 35, 16,384 columns 0.167 / 0.102, 32,768 0.198 / 0.202 (equal), 65,536 0.262 / 0.388, 131,072
-// 0.524 / 0.755: warp_per_column grows with the columns from ~8k on while thread_per_column stays flat
-// until its grid fills the SMs, so they cross at ~32k (a quarter of the resident threads, 67,584, left
-// 65,536 columns on warp_per_column at 1.48x the better time). Deeper columns lengthen thread_per_column's
+// 0.524 / 0.755 (2026-11-25, the code of then): warp_per_column grows with the columns from ~8k on while
+// thread_per_column stays flat until its grid fills the SMs. Deeper columns lengthen thread_per_column's
 // per-column chain, so its flat time grows and the crossover moves out: on an H200 (2026-12-01, repeats
 // 3), 32,768 / 65,536 columns, nz = 50: 0.405 / 0.318, 0.493 / 0.621; nz = 64: 0.524 / 0.357, 0.639 /
 // 0.691; nz = 100: 1.103 / 0.744, 1.294 / 1.450; nz = 160: 2.267 / 2.113, 2.913 / 4.201; nz = 256:
 // 4.883 / 3.174, 6.307 / 6.312; the straight lines between the two points cross at 36k-64k columns
-// (nz = 50 45k, 64 57k, 80 57k, 100 54k, 160 36k, 200 47k, 256 64k), hence 3/2 of the eighth. Up to 48
-// levels the eighth stands (nz = 32: 0.168 / 0.153 at 32,768, 0.224 / 0.290 at 65,536). Where it misses
-// by more than 10 % (libwsm5/README.md, "Choosing a variant"): nz = 20 at 32,768 (1.38x: a short
-// column's flat time is lower, the crossover ~20k) and the depths that fill warp_per_column's lanes with
-// 3-4 levels each (nz = 48 and 128: 1.17x and 1.26x at 65,536, within 11 % from 131,072 on).
+// (nz = 50 45k, 64 57k, 80 57k, 100 54k, 160 36k, 200 47k, 256 64k; thread_per_column has become 17-20 %
+// faster on deep columns since, which moves them in), hence 3/2 of the base. Where the rule missed by
+// more than 10 % on those points (libwsm5/README.md, "Choosing a variant"): nz = 20 at 32,768 (1.38x
+// under the eighth; the tenth takes thread_per_column there) and the depths that fill warp_per_column's
+// lanes with 3-4 levels each (nz = 48 and 128: 1.17x and 1.26x at 65,536, within 11 % from 131,072 on).
 std::int64_t automatic_threshold_columns(std::int64_t levels, const gpu_capacity& c) {
-  const std::int64_t eighth = std::int64_t{32} * c.sms * c.max_warps_per_sm / 8;  // an eighth of the resident threads
-  return levels > automatic_deep_levels ? eighth * 3 / 2 : eighth;
+  const std::int64_t tenth = std::int64_t{32} * c.sms * c.max_warps_per_sm / 10;  // a tenth of the resident threads
+  return levels > automatic_deep_levels ? tenth * 3 / 2 : tenth;
 }
 variant choose_variant(std::int64_t columns, std::int64_t levels, const gpu_capacity& c) {
   return columns >= automatic_threshold_columns(levels, c) ? variant::thread_per_column : variant::warp_per_column;

@@ -103,6 +103,39 @@ WSM5_HD float div_rn(float a, float b) { return __fdiv_rn(a, b); }
 WSM5_HD float div_rn(float a, float b) { return a / b; }
 #endif
 
+/// a / b for a divisor that is a normal float below 2^126 in magnitude, as each call's divisor is: the
+/// validated inputs (delz in [1, 25000] m, den in [8.5e-4, 2.7] kg m-3 from p and T), the
+/// minor step (>= 0.01 s / 30 loops), sub-step counts, cpm (1004.5-1846.4), the crystal number
+/// (1e3-1e6), the transport terms and q_s (>= qmin, bounded by finite p - e_s), the slope quantities
+/// (their branches hold q > qcrmin). Where a `/` is div.full.f32 (the CUDA variants' default,
+/// -prec-div=false) it costs 9 instructions: two range tests on b and four predicated scalings, for b
+/// outside that range, around MUFU.RCP(b) times a. For such b this is that product alone, bitwise the
+/// same quotient; b's reciprocal is one pure operation, so the compiler can take it once for every
+/// quotient by the same b. Nsight Compute, H200, CONUS, one call: the division sequences were ~18 % of
+/// thread_per_column's instructions. Elsewhere (host, the IEEE build) a / b.
+#if defined(__CUDA_ARCH__) && defined(WSM5_GPU_APPROX_DIV_SQRT) && WSM5_GPU_APPROX_DIV_SQRT
+WSM5_HD float div_normal(float a, float b) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));  // MUFU.RCP alone (b is normal: nothing to flush)
+  return a * r;
+}
+#else
+WSM5_HD float div_normal(float a, float b) { return a / b; }
+#endif
+
+/// sqrt(x) for a normal x (each call says why x is one). Where sqrtf is sqrt.approx.f32 (the CUDA
+/// variants' default, -prec-sqrt=false) it scales a subnormal x before MUFU.SQRT and the result after
+/// (4 instructions); for a normal x that is MUFU.SQRT(x) alone, as here. Elsewhere sqrtf.
+#if defined(__CUDA_ARCH__) && defined(WSM5_GPU_APPROX_DIV_SQRT) && WSM5_GPU_APPROX_DIV_SQRT
+WSM5_HD float sqrt_normal(float x) {
+  float r;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+#else
+WSM5_HD float sqrt_normal(float x) { return ::sqrtf(x); }
+#endif
+
 /// x^b for x > 0 and a constant exponent b. The CPU reference and the host emulation use powf (V3.1's
 /// `**`, which the golden match needs). The CUDA variants may opt out of CUDA's powf, whose
 /// extended-precision log costs several times more (WSM5_GPU_FAST_POW, on by default), in two forms:
@@ -228,7 +261,7 @@ struct start_saturation {
 };
 
 /// sqrt(rho0/rho) as WRF V3.1 computes it (VREC then VSQRT: 1/rho first, then * rho0).
-WSM5_HD float denfac_of(float den) { return ::sqrtf((1.f / den) * den0); }
+WSM5_HD float denfac_of(float den) { return sqrt_normal(div_normal(1.f, den) * den0); }  // den0 / den in [0.48, 1506]
 WSM5_HD float cpmcal(float qv) { return cpd * (1.f - fmax_(qv, qmin)) + fmax_(qv, qmin) * cpv; }
 WSM5_HD float xlcal(float t) { return xlv0 - xlv1 * (t - t0c); }
 WSM5_HD float n0sfac_of(float t) { return fmax_(fmin_(::expf(alpha * (t0c - t)), n0smax / n0s), 1.f); }
@@ -240,7 +273,8 @@ struct slope {
 WSM5_HD slope rain_slope(float qr, float den) {
   if (qr <= qcrmin) return {rslopermax, rsloperbmax, rsloper2max, rsloper3max};
   slope s;
-  s.r = 1.f / ::sqrtf(::sqrtf(pidn0r / (qr * den)));
+  // 1 / sqrtf stays a `/`: the compiler makes it one rsqrt (which a reciprocal of the root would not round alike).
+  s.r = 1.f / ::sqrtf(sqrt_normal(div_normal(pidn0r, qr * den)));  // qr > qcrmin: the quotient <= 3e22
   s.rb = pow_const_fast(s.r, bvtr);  // V3.1: rslope**bvtr (the accel file's exp(log) form rounds differently)
   s.r2 = s.r * s.r;
   s.r3 = s.r2 * s.r;
@@ -249,13 +283,13 @@ WSM5_HD slope rain_slope(float qr, float den) {
 WSM5_HD slope snow_slope(float qs, float den, float n0sfac) {
   if (qs <= qcrmin) return {rslopesmax, rslopesbmax, rslopes2max, rslopes3max};
   slope s;
-  s.r = 1.f / ::sqrtf(::sqrtf(pidn0s * n0sfac / (qs * den)));
+  s.r = 1.f / ::sqrtf(sqrt_normal(div_normal(pidn0s * n0sfac, qs * den)));  // as rain_slope; qs > qcrmin: <= 4e25
   s.rb = pow_const_fast(s.r, bvts);
   s.r2 = s.r * s.r;
   s.r3 = s.r2 * s.r;
   return s;
 }
-WSM5_HD float coeres_of(const slope& s) { return s.r2 * ::sqrtf(s.r * s.rb); }
+WSM5_HD float coeres_of(const slope& s) { return s.r2 * sqrt_normal(s.r * s.rb); }  // r, rb: slopes of q > qcrmin or their caps
 
 /// Ice crystal number concentration [m-3] (HDC 5c).
 WSM5_HD float ice_number(float den, float qi) {
@@ -273,17 +307,19 @@ WSM5_HD float ice_number(float den, float qi) {
 // alone, or venfac's, left qi at 1.77x. Cost: thread_per_column +2 % (0.479-0.483 against 0.468-0.476
 // ms on CONUS), warp_per_column none.
 WSM5_HD float diffus(float t, float p) { return div_rn(8.794e-5f * ::expf(::logf(t) * 1.81f), p); }
-WSM5_HD float viscos(float t, float den) { return div_rn(div_rn(1.496e-6f * (t * ::sqrtf(t)), t + 120.f), den); }
+WSM5_HD float viscos(float t, float den) { return div_rn(div_rn(1.496e-6f * (t * sqrt_normal(t)), t + 120.f), den); }  // T > 0
 WSM5_HD float xka_of(float vis, float den) { return 1.414e3f * vis * den; }
 WSM5_HD float xka(float t, float den) { return xka_of(viscos(t, den), den); }
 /// diffac with latent heat xl and saturation mixing ratio qs, from conduction = xka rv T^2 and the
 /// diffusivity dif.
 WSM5_HD float diffac_of(float xl, float den, float qs, float conduction, float dif) {
-  return den * xl * xl / conduction + 1.f / (qs * dif);
+  return div_normal(den * xl * xl, conduction) + div_normal(1.f, qs * dif);
 }
 /// venfac from the kinematic viscosity vis and the diffusivity dif.
 WSM5_HD float venfac_of(float vis, float dif, float den) {
-  return ::expf(::logf(vis / dif) * 0.3333333f) / ::sqrtf(vis) * ::sqrtf(::sqrtf(den0 / den));
+  // vis / dif, den0 / den: positive and bounded (T, p, den validated); den0 / den in [0.48, 1506]
+  // (x / sqrtf(vis) stays a `/`: the compiler makes it x times rsqrt(vis).)
+  return ::expf(::logf(div_normal(vis, dif)) * 0.3333333f) / ::sqrtf(vis) * sqrt_normal(sqrt_normal(div_normal(den0, den)));
 }
 WSM5_HD float venfac(float p, float t, float den) { return venfac_of(viscos(t, den), diffus(t, p), den); }
 /// process_rates' transport terms at one (T, p, rho), each only where asked for: diffac over water
@@ -304,14 +340,14 @@ WSM5_HD transport_terms transport_of(float xl, float p, float t, float den, floa
 }
 
 /// Fall rates w = V / dz [s-1] of rain and snow (mass-weighted speeds from the slopes).
-WSM5_HD float rain_fall_rate(const slope& s, float denfac, float delz) { return pvtr * s.rb * denfac / delz; }
-WSM5_HD float snow_fall_rate(const slope& s, float denfac, float delz) { return pvts * s.rb * denfac / delz; }
+WSM5_HD float rain_fall_rate(const slope& s, float denfac, float delz) { return div_normal(pvtr * s.rb * denfac, delz); }
+WSM5_HD float snow_fall_rate(const slope& s, float denfac, float delz) { return div_normal(pvts * s.rb * denfac, delz); }
 /// Ice fall rate [s-1]; 0 where there is no ice.
 WSM5_HD float ice_fall_rate(float qi, float den, float xni, float delz) {
   if (qi <= 0.f) return 0.f;
-  const float xmi = den * qi / xni;
+  const float xmi = div_normal(den * qi, xni);
   const float diameter = fmax_(fmin_(dicon * ::sqrtf(xmi), dimax), 1.e-25f);
-  return 1.49e4f * pow_const_fast(diameter, 1.31f) / delz;  // per level and sub-step: the fast form
+  return div_normal(1.49e4f * pow_const_fast(diameter, 1.31f), delz);  // per level and sub-step: the fast form
 }
 /// The sub-step count of one level: max(nint(w dt + 0.5), 1) (an integer Courant number n gives n + 1).
 WSM5_HD int substeps(float w, float dtcld) {
@@ -328,10 +364,10 @@ WSM5_HD void snow_melt(float& t, float& qr, float& qs, float p, float den, float
   const float coeres = coeres_of(ss);
   float psmlt = xka(t, den) / xlf0 * (t0c - t) * pi / 2.f * n0sfac * (precs1 * ss.r2 + precs2 * work2 * coeres);
   const float fm = static_cast<float>(mstep);
-  psmlt = fmin_(fmax_(psmlt * dtcld / fm, -qs / fm), 0.f);
+  psmlt = fmin_(fmax_(div_normal(psmlt * dtcld, fm), div_normal(-qs, fm)), 0.f);
   qs = qs + psmlt;
   qr = qr - psmlt;
-  t = t + xlf0 / cpm * psmlt;
+  t = t + div_normal(xlf0, cpm) * psmlt;
 }
 
 /// One level's prognostic state during a call.
@@ -353,11 +389,11 @@ WSM5_HD start_saturation needed_start_saturation(float t, float p, float qv, con
   const float qs_water = water || !(t < ttp) ? qsat_of_es(es_water(tr, ln_tr), p) : 0.f;
   if (water) {
     sat.qs1 = qs_water;
-    sat.rh1 = fmax_(qv / qs_water, qmin);
+    sat.rh1 = fmax_(div_normal(qv, qs_water), qmin);
   }
   if (ice) {
     sat.qs2 = t < ttp ? qsat_of_es(es_ice(tr, ln_tr), p) : qs_water;
-    sat.rh2 = fmax_(qv / sat.qs2, qmin);
+    sat.rh2 = fmax_(div_normal(qv, sat.qs2), qmin);
   }
   return sat;
 }
@@ -370,12 +406,12 @@ WSM5_HD void phase_changes(level& s, float den, float xl, float cpm, float rslop
   if (supcol < 0.f) xlf = xlf0;
   if (supcol < 0.f && s.qi > 0.f) {  // pimlt
     s.qc = s.qc + s.qi;
-    s.t = s.t - xlf / cpm * s.qi;
+    s.t = s.t - div_normal(xlf, cpm) * s.qi;
     s.qi = 0.f;
   }
   if (supcol > 40.f && s.qc > 0.f) {  // pihmf
     s.qi = s.qi + s.qc;
-    s.t = s.t + xlf / cpm * s.qc;
+    s.t = s.t + div_normal(xlf, cpm) * s.qc;
     s.qc = 0.f;
   }
   if (supcol > 0.f && s.qc > 0.f) {  // pihtf
@@ -383,18 +419,18 @@ WSM5_HD void phase_changes(level& s, float den, float xl, float cpm, float rslop
     const float pfrzdtc =
         fmin_(pfrz1 * (::expf(pfrz2 * supcolt) - 1.f) * den / denr / xncr * s.qc * s.qc * dtcld, s.qc);
     s.qi = s.qi + pfrzdtc;
-    s.t = s.t + xlf / cpm * pfrzdtc;
+    s.t = s.t + div_normal(xlf, cpm) * pfrzdtc;
     s.qc = s.qc - pfrzdtc;
   }
   if (supcol > 0.f && s.qr > 0.f) {  // psfrz
     const float supcolt = fmin_(supcol, 50.f);
     const float r3 = rslope_r * rslope_r * rslope_r;
     const float temp = r3 * r3 * rslope_r;
-    const float pfrzdtr = fmin_(20.f * (pi * pi) * pfrz1 * n0r * denr / den * (::expf(pfrz2 * supcolt) - 1.f) *
+    const float pfrzdtr = fmin_(div_normal(20.f * (pi * pi) * pfrz1 * n0r * denr, den) * (::expf(pfrz2 * supcolt) - 1.f) *
                                     temp * dtcld,
                                 s.qr);
     s.qs = s.qs + pfrzdtr;
-    s.t = s.t + xlf / cpm * pfrzdtr;
+    s.t = s.t + div_normal(xlf, cpm) * pfrzdtr;
     s.qr = s.qr - pfrzdtr;
   }
 }
@@ -424,16 +460,16 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
   {
     if (s.qc > qc0) {
       praut = qck1 * pow_const(s.qc, 7.f / 3.f);
-      praut = fmin_(praut, s.qc / dtcld);
+      praut = fmin_(praut, div_normal(s.qc, dtcld));
     }
-    if (s.qr > qcrmin && s.qc > qmin) pracw = fmin_(pacrr * sr.r3 * sr.rb * s.qc * denfac, s.qc / dtcld);
+    if (s.qr > qcrmin && s.qc > qmin) pracw = fmin_(pacrr * sr.r3 * sr.rb * s.qc * denfac, div_normal(s.qc, dtcld));
     if (s.qr > 0.f) {
       const float supsat = fmax_(s.qv, qmin) - sat.qs1;
-      const float satdt = supsat / dtcld;
+      const float satdt = div_normal(supsat, dtcld);
       const float coeres = coeres_of(sr);
-      prevp = (sat.rh1 - 1.f) * (precr1 * sr.r2 + precr2 * work2 * coeres) / work1_w;
+      prevp = div_normal((sat.rh1 - 1.f) * (precr1 * sr.r2 + precr2 * work2 * coeres), work1_w);
       if (prevp < 0.f) {
-        prevp = fmax_(prevp, -s.qr / dtcld);
+        prevp = fmax_(prevp, div_normal(-s.qr, dtcld));
         prevp = fmax_(prevp, satdt / 2.f);
       } else {
         prevp = fmin_(prevp, satdt / 2.f);
@@ -447,29 +483,29 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
     if (supcol > 0.f && s.qs > qcrmin && s.qi > qmin) {  // psaci
       const float xni = ice_number(den, s.qi);
       const float eacrs = ::expf(0.07f * (-supcol));
-      const float xmi = den * s.qi / xni;
-      const float diameter = fmin_(dicon * ::sqrtf(xmi), dimax);
+      const float xmi = div_normal(den * s.qi, xni);
+      const float diameter = fmin_(dicon * sqrt_normal(xmi), dimax);  // qi > qmin: xmi >= 8.5e-25
       const float vt2i = 1.49e4f * pow_const(diameter, 1.31f);
       const float vt2s = pvts * ss.rb * denfac;
       const float acrfac = 2.f * ss.r3 + 2.f * diameter * ss.r2 + diameter * diameter * ss.r;
       psaci = pi * s.qi * eacrs * n0s * n0sfac * ::fabsf(vt2s - vt2i) * acrfac / 4.f;
     }
     if (s.qs > qcrmin && s.qc > qmin)  // psacw
-      psacw = fmin_(pacrc * n0sfac * ss.r3 * ss.rb * s.qc * denfac, s.qc / dtcld);
+      psacw = fmin_(pacrc * n0sfac * ss.r3 * ss.rb * s.qc * denfac, div_normal(s.qc, dtcld));
     // Below T0 with ice or snow (pidep, psdep), or where pigen's qv > q_s,i may hold: a dry level
     // surely below ice saturation (below_ice) has no deposition rate.
     if (supcol > 0.f && (cold_deposition || !sat.below_ice)) {
       const float supsat = fmax_(s.qv, qmin) - sat.qs2;
-      const float satdt = supsat / dtcld;
+      const float satdt = div_normal(supsat, dtcld);
       if (s.qi > 0.f && ifsat != 1) {  // pidep
         const float xni = ice_number(den, s.qi);
-        const float xmi = den * s.qi / xni;
+        const float xmi = div_normal(den * s.qi, xni);
         const float diameter = dicon * ::sqrtf(xmi);
-        pidep = 4.f * diameter * xni * (sat.rh2 - 1.f) / work1_i;
+        pidep = div_normal(4.f * diameter * xni * (sat.rh2 - 1.f), work1_i);
         const float supice = satdt - prevp;
         if (pidep < 0.f) {
           pidep = fmax_(fmax_(pidep, satdt / 2.f), supice);
-          pidep = fmax_(pidep, -s.qi / dtcld);
+          pidep = fmax_(pidep, div_normal(-s.qi, dtcld));
         } else {
           pidep = fmin_(fmin_(pidep, satdt / 2.f), supice);
         }
@@ -477,10 +513,10 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
       }
       if (s.qs > 0.f && ifsat != 1) {  // psdep
         const float coeres = coeres_of(ss);
-        psdep = (sat.rh2 - 1.f) * n0sfac * (precs1 * ss.r2 + precs2 * work2 * coeres) / work1_i;
+        psdep = div_normal((sat.rh2 - 1.f) * n0sfac * (precs1 * ss.r2 + precs2 * work2 * coeres), work1_i);
         const float supice = satdt - prevp - pidep;
         if (psdep < 0.f) {
-          psdep = fmax_(psdep, -s.qs / dtcld);
+          psdep = fmax_(psdep, div_normal(-s.qs, dtcld));
           psdep = fmax_(fmax_(psdep, satdt / 2.f), supice);
         } else {
           psdep = fmin_(fmin_(psdep, satdt / 2.f), supice);
@@ -491,19 +527,19 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
         const float supice = satdt - prevp - pidep - psdep;
         const float xni0 = 1.e3f * ::expf(0.1f * supcol);
         const float roqi0 = 4.92e-11f * pow_const(xni0, 1.33f);
-        pigen = fmax_(0.f, (roqi0 / den - fmax_(s.qi, 0.f)) / dtcld);
+        pigen = fmax_(0.f, div_normal(div_normal(roqi0, den) - fmax_(s.qi, 0.f), dtcld));
         pigen = fmin_(fmin_(pigen, satdt), supice);
       }
     }
     if (supcol > 0.f && s.qi > 0.f) {  // psaut
-      const float qimax = roqimax / den;
-      psaut = fmax_(0.f, (s.qi - qimax) / dtcld);
+      const float qimax = div_normal(roqimax, den);
+      psaut = fmax_(0.f, div_normal(s.qi - qimax, dtcld));
     }
     if (supcol < 0.f) {  // psevp
       // WRF: if (qs > 0 && rh1 < 1) psevp = psdep * work1_i / work1_w. psdep is only set below T0, so
       // that is +0 (work1_i and work1_w are finite and positive) and psevp stays +0 either way; not
       // evaluated, since it would need q_s,w and both diffacs on every warm level with snow.
-      psevp = fmin_(fmax_(psevp, -s.qs / dtcld), 0.f);
+      psevp = fmin_(fmax_(psevp, div_normal(-s.qs, dtcld)), 0.f);
     }
   }
   // 4.9 limiter and update (sequential scalings)
@@ -540,7 +576,7 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
     s.qs = fmax_(s.qs + (psdep + psaut + psaci + psacw) * dtcld, 0.f);
     const float xlf = xls - xl;
     const float xlwork2 = -xls * (psdep + pidep + pigen) - xl * prevp - xlf * psacw;
-    s.t = s.t - xlwork2 / cpm * dtcld;
+    s.t = s.t - div_normal(xlwork2, cpm) * dtcld;
   } else {
     float value = fmax_(qmin, s.qc);
     float source = (praut + pracw + psacw) * dtcld;
@@ -566,7 +602,7 @@ WSM5_HD void process_rates(level& s, float p, float den, float denfac, float xl,
     s.qr = fmax_(s.qr + (praut + pracw + prevp + psacw) * dtcld, 0.f);
     s.qs = fmax_(s.qs + psevp * dtcld, 0.f);
     const float xlwork2 = -xl * (prevp + psevp);
-    s.t = s.t - xlwork2 / cpm * dtcld;
+    s.t = s.t - div_normal(xlwork2, cpm) * dtcld;
   }
 }
 
@@ -588,7 +624,7 @@ WSM5_HD void condensation(level& s, float p, float xl, float cpm, float dtcld) {
   if (s.qc > 0.f && work1 < 0.f) pcond = div_rn(fmax_(work1, -s.qc), dtcld);
   s.qv = s.qv - pcond * dtcld;
   s.qc = fmax_(s.qc + pcond * dtcld, 0.f);
-  s.t = s.t + pcond * xl / cpm * dtcld;
+  s.t = s.t + div_normal(pcond * xl, cpm) * dtcld;
   if (s.qc <= qmin) s.qc = 0.f;
   if (s.qi <= qmin) s.qi = 0.f;
 }

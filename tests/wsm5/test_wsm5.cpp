@@ -580,7 +580,7 @@ GPU_TEST_CASE(gpu_variants_agree_bitwise) {
 
 GPU_TEST_CASE(transfers_path_matches_the_resident_path) {
   // 9 rows in 4 shrinking chunks (4, 2, 2, 1 rows); 300 rows of 512 columns in 8 (96, 66, 47, .. 8 rows:
-  // 49,152, 33,792, 24,064, .. 4,096 columns): on 132 SMs (threshold 33,792) automatic runs
+  // 49,152, 33,792, 24,064, .. 4,096 columns): on 132 SMs (threshold 27,033) automatic runs
   // thread_per_column on the first two chunks and warp_per_column on the others. The resident run of the
   // 300 rows takes blocks of 5 rows, each chunk blocks of one (tpc_rows_per_block).
   struct shape { std::int64_t nx, ny; int chunks; };

@@ -148,13 +148,13 @@ struct gpu_capacity {
 /// The current device's capacity (throws gpukit::no_cuda_device without one).
 gpu_capacity current_gpu_capacity();
 /// The GPU variant for a domain of `columns` columns of `levels` levels: thread_per_column once its grid
-/// (one thread per column) gives every SM an eighth of its resident warps (3/2 of that for columns deeper
+/// (one thread per column) gives every SM a tenth of its resident warps (3/2 of that for columns deeper
 /// than 48 levels), warp_per_column below that. Reasons and the measured points are in the function's
 /// comment (src/domain.cpp) and libwsm5/README.md ("Choosing a variant"). Never returns cpu or automatic.
 variant choose_variant(std::int64_t columns, std::int64_t levels, const gpu_capacity& c);
-/// Columns deeper than this take thread_per_column from 3/2 of the eighth (choose_variant).
+/// Columns deeper than this take thread_per_column from 3/2 of the tenth (choose_variant).
 constexpr std::int64_t automatic_deep_levels = 48;
-/// The column count from which choose_variant picks thread_per_column: 32 x sms x max_warps_per_sm / 8,
+/// The column count from which choose_variant picks thread_per_column: 32 x sms x max_warps_per_sm / 10,
 /// times 3/2 for levels > automatic_deep_levels.
 std::int64_t automatic_threshold_columns(std::int64_t levels, const gpu_capacity& c);
 

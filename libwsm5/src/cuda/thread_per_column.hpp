@@ -132,8 +132,9 @@ WSM5_HD float ice_rate(float qi, float den, float delz) {
 /// One sedimentation update of q at one level (WRF's expression; no inflow at the top level).
 WSM5_HD float settle(float q, float f, float f_up, float dz_up, float dz, float den, float dtcld, bool top) {
   using phys::fmax_;
-  if (top) return fmax_(q - f * dtcld / den, 0.f);
-  return fmax_(q - (f - f_up * dz_up / dz) * dtcld / den, 0.f);
+  using phys::div_normal;  // dz, den: validated inputs
+  if (top) return fmax_(q - div_normal(f * dtcld, den), 0.f);
+  return fmax_(q - div_normal((f - div_normal(f_up * dz_up, dz)) * dtcld, den), 0.f);
 }
 
 /// One pass's sub-steps 0..count-1 (at most S run) of rain and snow at one level: each settles with the
@@ -147,8 +148,8 @@ WSM5_HD void rain_snow_substeps(int count, float& t, float& r, float& s, float w
 WSM5_UNROLL
   for (int n = 0; n < S; ++n) {
     if (n < count) {
-      const float fr = dk * r * wr / fm;
-      const float fs = dk * s * ws / fm;
+      const float fr = phys::div_normal(dk * r * wr, fm);
+      const float fs = phys::div_normal(dk * s * ws, fm);
       r = settle(r, fr, fr_up[n], dz_up, dz, dk, dtcld, top);
       s = settle(s, fs, fs_up[n], dz_up, dz, dk, dtcld, top);
       if (t > phys::t0c && s > 0.f) melt(t, r, s);
@@ -169,7 +170,7 @@ WSM5_HD void ice_substeps(int count, float& q, float wi, float dk, float dz, flo
 WSM5_UNROLL
   for (int n = 0; n < S; ++n) {
     if (n < count) {
-      const float f = dk * q * wi / fmi;
+      const float f = phys::div_normal(dk * q * wi, fmi);
       q = settle(q, f, f_up[n], dz_up, dz, dk, dtcld, top);
       f_up[n] = f;
       if (bottom) fall_i1 = fall_i1 + f;

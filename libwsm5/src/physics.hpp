@@ -6,6 +6,8 @@
 #pragma once
 #include <cmath>
 
+#include "glibc_float_math.hpp"
+
 #if defined(__CUDACC__)
 #define WSM5_HD __host__ __device__ __forceinline__
 #else
@@ -145,42 +147,32 @@ WSM5_HD float sqrt_normal(float x) { return ::sqrtf(x); }
 ///    ulp(b log2 x)/2 (the product), times ln 2 in the result, plus exp2f's 2 ulp: <= 14 ulp for the
 ///    slope^0.8 (|b log2 x| <= 13), ~20 for diameter^1.31.
 ///  * pow_const(x, b), for the once-per-cell rates: qc^(7/3) (autoconversion), the ice diameter^1.31 of
-///    psaci, xni0^1.33 (up to ~2e7), ~20-26 ulp in the fast form. Here t = b log2 x is taken apart as
-///    b (e + log2f(m)) for x = m 2^e (frexpf, m in [0.5, 1)) in double, and 2^t as 2^n exp2f(t - n),
-///    n = rint(t): log2f's 1 ulp of |log2 m| < 1 is <= 2^-24 absolute, times b <= 7/3 and ln 2 <= 1.4
-///    ulp of the result; t - n rounded to float <= 0.2 ulp; exp2f 2 ulp; ldexpf exact: <= ~4 ulp.
-///  Measured on an H200 (golden columns after one call; CONUS, 30-call medians, the same run): the split
-///  took qc from 1.50x to 1.00x the CPU reference's distance from WRF and qi from 1.89x to 1.77x, at
-///  +1.5 % for thread_per_column (0.483-0.487 against 0.475-0.478 ms) and +6 % for warp_per_column (0.808
-///  against 0.761). Used for the sedimentation powers as well it changed no field's distance and cost
-///  warp_per_column 14 % (0.872 ms).
+///    psaci, xni0^1.33 (up to ~8e8): glibc's powf itself (glibc_float_math.hpp, double arithmetic), so
+///    these are the CPU reference's bits. Its domain holds: x is a normal positive float (qc > qc0, the
+///    diameter >= dicon sqrt(8.5e-25) = 1.1e-11, xni0 >= 1e3) and x^b neither overflows nor underflows.
+///    It replaced a split form (b (e + log2f m) in double, 2^n exp2f(t - n): <= ~4 ulp), which had taken
+///    qc from 1.50x to 1.00x the CPU reference's distance from WRF and qi from 1.89x to 1.77x (H200,
+///    golden columns after one call).
 #if defined(__CUDA_ARCH__) && defined(WSM5_GPU_FAST_POW) && WSM5_GPU_FAST_POW
 WSM5_HD float pow_const_fast(float x, float b) { return ::exp2f(b * ::log2f(x)); }
-WSM5_HD float pow_const(float x, float b) {
-  int e = 0;
-  const float m = ::frexpf(x, &e);
-  const double t = static_cast<double>(b) * (static_cast<double>(e) + static_cast<double>(::log2f(m)));
-  const double n = ::rint(t);
-  return ::ldexpf(::exp2f(static_cast<float>(t - n)), static_cast<int>(n));
-}
+WSM5_HD float pow_const(float x, float b) { return glibc::powf(x, b); }
 #else
 WSM5_HD float pow_const_fast(float x, float b) { return ::powf(x, b); }
 WSM5_HD float pow_const(float x, float b) { return ::powf(x, b); }
 #endif
 
-/// exp and log of the saturation vapour pressure, rounded as the CPU reference's glibc expf/logf round
-/// (correctly rounded but for rare cases within 0.502 ulp). CUDA's expf is a 2-ulp and logf a 1-ulp
-/// function; here their error is amplified: q_s = ep2 e_s / (p - e_s) carries e_s's relative error 1:1,
-/// the saturation adjustment passes q_s's error to qv and qc (up to ulp(0.03 kg/kg) = 1.9e-9 each) and,
-/// through L/cp, to T, whose next q_s moves by L/(Rv T^2) = 6.5 %/K; after one call that made the GPU
-/// variants 2-4x further from WRF than the reference (qc 1.45e-8 vs 3.3e-9 kg/kg, th 6.1e-5 vs 3.1e-5
-/// K). On the device (WSM5_GPU_CR_QSAT, on by default) they are evaluated in double and rounded once:
-/// a double exp/log is within 1 double ulp, so the float result is the correctly rounded one unless the
-/// exact value lies within 2^-29 relative of a rounding boundary. Three q_s per level and minor loop, two of
-/// them at one T (qsat_water_ice: one ln T_r for both).
-#if defined(__CUDA_ARCH__) && defined(WSM5_GPU_CR_QSAT) && WSM5_GPU_CR_QSAT
-WSM5_HD float exp_qsat(float x) { return static_cast<float>(::exp(static_cast<double>(x))); }
-WSM5_HD float log_qsat(float x) { return static_cast<float>(::log(static_cast<double>(x))); }
+/// exp and log of the saturation vapour pressure, rounded as the CPU reference's glibc expf/logf round.
+/// CUDA's expf is a 2-ulp and logf a 1-ulp function; here their error is amplified: q_s = ep2 e_s / (p -
+/// e_s) carries e_s's relative error 1:1, the saturation adjustment passes q_s's error to qv and qc (up to
+/// ulp(0.03 kg/kg) = 1.9e-9 each) and, through L/cp, to T, whose next q_s moves by L/(Rv T^2) = 6.5 %/K;
+/// after one call that made the GPU variants 2-4x further from WRF than the reference (qc 1.45e-8 vs
+/// 3.3e-9 kg/kg, th 6.1e-5 vs 3.1e-5 K). On the device (WSM5_GPU_GLIBC_QSAT, on by default) they are
+/// glibc's own algorithms (glibc_float_math.hpp: double arithmetic, a 32- and a 16-entry table, rounded
+/// once), so e_s has the reference's bits. Three q_s per level and minor loop, two of them at one T
+/// (qsat_water_ice: one ln T_r for both).
+#if defined(__CUDA_ARCH__) && defined(WSM5_GPU_GLIBC_QSAT) && WSM5_GPU_GLIBC_QSAT
+WSM5_HD float exp_qsat(float x) { return glibc::expf(x); }
+WSM5_HD float log_qsat(float x) { return glibc::logf(x); }
 #else
 WSM5_HD float exp_qsat(float x) { return ::expf(x); }
 WSM5_HD float log_qsat(float x) { return ::logf(x); }

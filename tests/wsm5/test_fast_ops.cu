@@ -4,7 +4,6 @@
 // normal b below 2^126, the same root for every normal x. Outside that precondition (a subnormal divisor or
 // argument) they differ, which the last case shows, so the comparison can fail.
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "gpukit/cuda_check.hpp"
@@ -22,16 +21,8 @@ __device__ std::uint32_t mix(std::uint64_t x) {  // splitmix64's finaliser
   x ^= x >> 33;
   return static_cast<std::uint32_t>(x);
 }
-__device__ float as_float(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-__device__ std::uint32_t bits(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
+using wsm5::glibc::bits_of;
+using wsm5::glibc::float_of;
 
 // counts[0]: quotients that differ, counts[1]: roots that differ. a: any finite float; b: a random
 // sign and mantissa with the exponent field in [e_lo, e_hi] (1..252: normal and below 2^126).
@@ -42,9 +33,9 @@ __global__ void compare_kernel(std::uint64_t seed, std::uint32_t e_lo, std::uint
   if (((ua >> 23) & 0xffu) == 0xffu) ua &= ~(1u << 30);  // no Inf or NaN
   const std::uint32_t e = e_lo + ((ub >> 23) & 0xffu) % (e_hi - e_lo + 1);
   ub = (ub & 0x807fffffu) | (e << 23);
-  const float a = as_float(ua), b = as_float(ub), x = fabsf(b);
-  if (bits(wsm5::phys::div_normal(a, b)) != bits(a / b)) atomicAdd(&counts[0], 1ULL);
-  if (bits(wsm5::phys::sqrt_normal(x)) != bits(::sqrtf(x))) atomicAdd(&counts[1], 1ULL);
+  const float a = float_of(ua), b = float_of(ub), x = fabsf(b);
+  if (bits_of(wsm5::phys::div_normal(a, b)) != bits_of(a / b)) atomicAdd(&counts[0], 1ULL);
+  if (bits_of(wsm5::phys::sqrt_normal(x)) != bits_of(::sqrtf(x))) atomicAdd(&counts[1], 1ULL);
 }
 
 std::vector<unsigned long long> mismatches(std::uint32_t e_lo, std::uint32_t e_hi) {

@@ -126,9 +126,9 @@ GPU_TEST_CASE(device_path_is_the_host_libm_bitwise_and_cuda_libm_is_not) {
     const device_results r = on_gpu(x, fn, b);
     for (std::size_t i = 0; i < x.size(); ++i) {
       const float host = fn == 0 ? ::expf(x[i]) : fn == 1 ? ::logf(x[i]) : ::powf(x[i], b);
-      const float oracle_ok = fn == 0 ? wsm5::glibc::expf(x[i]) : fn == 1 ? wsm5::glibc::logf(x[i]) : wsm5::glibc::powf(x[i], b);
+      const float header_host_path = fn == 0 ? wsm5::glibc::expf(x[i]) : fn == 1 ? wsm5::glibc::logf(x[i]) : wsm5::glibc::powf(x[i], b);
       // Where the host is not glibc, the device must still give the header's host path's bits.
-      const float want = host_libm_is_glibc ? host : oracle_ok;
+      const float want = host_libm_is_glibc ? host : header_host_path;
       ours_differ += !same_bits(r.ours[i], want);
       cuda_differ += !same_bits(r.cudas[i], want);
       ++count;

@@ -31,11 +31,7 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__CUDACC__)
-#define WSM5_GLIBC_HD __host__ __device__ __forceinline__
-#else
-#define WSM5_GLIBC_HD static inline
-#endif
+#include "host_device.hpp"
 
 namespace wsm5::glibc {
 
@@ -83,49 +79,49 @@ inline constexpr double log2_logc_host[16] = WSM5_LOG2_LOGC_TABLE;
 #undef WSM5_LOG2_LOGC_TABLE
 
 #if defined(__CUDA_ARCH__)
-WSM5_GLIBC_HD std::uint64_t exp2_bits(std::uint32_t i) { return __ldg(&exp2_device[i]); }
-WSM5_GLIBC_HD double log_invc(int i) { return __ldg(&log_invc_device[i]); }
-WSM5_GLIBC_HD double log_logc(int i) { return __ldg(&log_logc_device[i]); }
-WSM5_GLIBC_HD double log2_logc(int i) { return __ldg(&log2_logc_device[i]); }
+WSM5_HD std::uint64_t exp2_bits(std::uint32_t i) { return __ldg(&exp2_device[i]); }
+WSM5_HD double log_invc(int i) { return __ldg(&log_invc_device[i]); }
+WSM5_HD double log_logc(int i) { return __ldg(&log_logc_device[i]); }
+WSM5_HD double log2_logc(int i) { return __ldg(&log2_logc_device[i]); }
 #else
-WSM5_GLIBC_HD std::uint64_t exp2_bits(std::uint32_t i) { return exp2_host[i]; }
-WSM5_GLIBC_HD double log_invc(int i) { return log_invc_host[i]; }
-WSM5_GLIBC_HD double log_logc(int i) { return log_logc_host[i]; }
-WSM5_GLIBC_HD double log2_logc(int i) { return log2_logc_host[i]; }
+WSM5_HD std::uint64_t exp2_bits(std::uint32_t i) { return exp2_host[i]; }
+WSM5_HD double log_invc(int i) { return log_invc_host[i]; }
+WSM5_HD double log_logc(int i) { return log_logc_host[i]; }
+WSM5_HD double log2_logc(int i) { return log2_logc_host[i]; }
 #endif
 }  // namespace tables
 
 // ---- bit casts and the fused multiply-add, host and device --------------------------------------------
 /// The bits of x as a To of the same size (std::bit_cast before C++20; memcpy compiles to a move).
 template <class To, class From>
-WSM5_GLIBC_HD To bit_cast(From x) {
+WSM5_HD To bit_cast(From x) {
   static_assert(sizeof(To) == sizeof(From), "bit_cast between types of one size");
   To t;
   std::memcpy(&t, &x, sizeof t);
   return t;
 }
-WSM5_GLIBC_HD std::uint32_t bits_of(float x) { return bit_cast<std::uint32_t>(x); }
-WSM5_GLIBC_HD float float_of(std::uint32_t u) { return bit_cast<float>(u); }
-WSM5_GLIBC_HD std::uint64_t bits_of(double x) { return bit_cast<std::uint64_t>(x); }
-WSM5_GLIBC_HD double double_of(std::uint64_t u) { return bit_cast<double>(u); }
+WSM5_HD std::uint32_t bits_of(float x) { return bit_cast<std::uint32_t>(x); }
+WSM5_HD float float_of(std::uint32_t u) { return bit_cast<float>(u); }
+WSM5_HD std::uint64_t bits_of(double x) { return bit_cast<std::uint64_t>(x); }
+WSM5_HD double double_of(std::uint64_t u) { return bit_cast<double>(u); }
 /// a * b + c rounded once (DFMA on the device; an explicit fma is one whatever the contraction flags).
-WSM5_GLIBC_HD double fma(double a, double b, double c) { return ::fma(a, b, c); }
+WSM5_HD double fma(double a, double b, double c) { return ::fma(a, b, c); }
 /// a * b and a + b each rounded on its own: never contracted with a neighbour into an fma, whatever the
 /// including code's -fmad (on the host, x86-64's baseline has no fma to contract into; other hosts must
 /// build the tests with -ffp-contract=off, tests/wsm5/CMakeLists.txt).
 #if defined(__CUDA_ARCH__)
-WSM5_GLIBC_HD double mul(double a, double b) { return __dmul_rn(a, b); }
-WSM5_GLIBC_HD double add(double a, double b) { return __dadd_rn(a, b); }
+WSM5_HD double mul(double a, double b) { return __dmul_rn(a, b); }
+WSM5_HD double add(double a, double b) { return __dadd_rn(a, b); }
 #else
-WSM5_GLIBC_HD double mul(double a, double b) { return a * b; }
-WSM5_GLIBC_HD double add(double a, double b) { return a + b; }
+WSM5_HD double mul(double a, double b) { return a * b; }
+WSM5_HD double add(double a, double b) { return a + b; }
 #endif
 
 // ---- 2^(k/32 + r/32) core of expf and powf -----------------------------------------------------------
 /// 2^(z / 32) (expf: z = 32 x / ln 2, shift = 1.5 2^52) or 2^z (powf: shift = 1.5 2^52 / 32), from the table
 /// and a cubic c2 r + c1 r^2 + c0 r^3 of the remainder r = z - round(z) (on the grid the shift sets): adding
 /// the shift rounds z to that grid and leaves the grid index k in the low bits of the sum.
-WSM5_GLIBC_HD double exp2_core(double z, double shift, double c0, double c1, double c2) {
+WSM5_HD double exp2_core(double z, double shift, double c0, double c1, double c2) {
   double kd = add(z, shift);                 // round z to the grid (ties to even), the integer in the low bits
   const std::uint64_t ki = bits_of(kd);
   kd = add(kd, -shift);
@@ -141,7 +137,7 @@ WSM5_GLIBC_HD double exp2_core(double z, double shift, double c0, double c1, dou
 }
 
 /// glibc's expf(x) for finite x (<= 0.502 ulp).
-WSM5_GLIBC_HD float expf(float x) {
+WSM5_HD float expf(float x) {
   const std::uint32_t abstop = (bits_of(x) >> 20) & 0x7ff;
   if (abstop >= (bits_of(88.0f) >> 20)) {  // |x| >= 88 (or not finite): glibc's special cases
     if (bits_of(x) == 0xff800000u) return 0.0f;
@@ -155,8 +151,23 @@ WSM5_GLIBC_HD float expf(float x) {
                                       0x1.62e42ff0c52d6p-1 / n));
 }
 
+/// The argument reduction of logf and powf for a normal x > 0 (its bits ix): x = 2^k z with z's bits in
+/// [0x3f330000, 2 x 0x3f330000), z in subinterval i of centre c, r = z / c - 1 (|r| < 1/32) as one fma
+/// with the table's 1/c.
+struct log_reduced {
+  int i, k;
+  double r;
+};
+WSM5_HD log_reduced reduce_log(std::uint32_t ix) {
+  const std::uint32_t tmp = ix - 0x3f330000u;
+  const std::uint32_t top = tmp & 0xff800000u;
+  const int i = static_cast<int>((tmp >> 19) % 16);
+  const double z = static_cast<double>(float_of(ix - top));
+  return {i, static_cast<std::int32_t>(top) >> 23, fma(z, tables::log_invc(i), -1.0)};
+}
+
 /// glibc's logf(x) for normal x > 0 (<= 0.82 ulp); 0 at 1, glibc's special values elsewhere.
-WSM5_GLIBC_HD float logf(float x) {
+WSM5_HD float logf(float x) {
   std::uint32_t ix = bits_of(x);
   if (ix == 0x3f800000u) return 0.0f;
   if (ix - 0x00800000u >= 0x7f800000u - 0x00800000u) {  // 0, subnormal, negative, inf, nan
@@ -165,15 +176,10 @@ WSM5_GLIBC_HD float logf(float x) {
     if ((ix & 0x80000000u) || (ix << 1) >= 0xff000000u) return float_of(0x7fc00000u);
     ix = bits_of(x * 0x1p23f) - (23u << 23);  // subnormal: normalize
   }
-  // x = 2^k z, z in [0x3f330000, 2 * 0x3f330000) as bits, in subinterval i of centre c: ln x = k ln 2 +
-  // ln c + ln(z / c), the last a polynomial in r = z / c - 1 (|r| < 1/32).
-  const std::uint32_t tmp = ix - 0x3f330000u;
-  const int i = static_cast<int>((tmp >> 19) % 16);
-  const int k = static_cast<std::int32_t>(tmp) >> 23;
-  const std::uint32_t iz = ix - (tmp & 0xff800000u);
-  const double z = static_cast<double>(float_of(iz));
-  const double r = fma(z, tables::log_invc(i), -1.0);
-  const double y0 = fma(static_cast<double>(k), 0x1.62e42fefa39efp-1, tables::log_logc(i));
+  // ln x = k ln 2 + ln c + ln(1 + r), the last a polynomial in r.
+  const log_reduced red = reduce_log(ix);
+  const double r = red.r;
+  const double y0 = fma(static_cast<double>(red.k), 0x1.62e42fefa39efp-1, tables::log_logc(red.i));
   const double r2 = mul(r, r);
   double y = fma(0x1.5575b0be00b6ap-2, r, -0x1.ffffef20a4123p-2);
   y = fma(-0x1.00ea348b88334p-2, r2, y);
@@ -183,18 +189,13 @@ WSM5_GLIBC_HD float logf(float x) {
 
 /// glibc's powf(x, y) for normal x > 0 and finite y whose result neither overflows nor underflows to 0
 /// (<= 0.82 ulp); NaN outside that domain (never glibc's result there).
-WSM5_GLIBC_HD float powf(float x, float y) {
+WSM5_HD float powf(float x, float y) {
   const std::uint32_t ix = bits_of(x);
   if (ix - 0x00800000u >= 0x7f800000u - 0x00800000u) return float_of(0x7fc00000u);
-  // log2 x = k + log2 c + log2(z / c), a degree-5 polynomial in r = z / c - 1 (glibc's log2_inline).
-  const std::uint32_t tmp = ix - 0x3f330000u;
-  const int i = static_cast<int>((tmp >> 19) % 16);
-  const std::uint32_t top = tmp & 0xff800000u;
-  const std::uint32_t iz = ix - top;
-  const int k = static_cast<std::int32_t>(top) >> 23;
-  const double z = static_cast<double>(float_of(iz));
-  const double r = fma(z, tables::log_invc(i), -1.0);
-  const double y0 = add(tables::log2_logc(i), static_cast<double>(k));
+  // log2 x = k + log2 c + log2(1 + r), a degree-5 polynomial in r (glibc's log2_inline).
+  const log_reduced red = reduce_log(ix);
+  const double r = red.r;
+  const double y0 = add(tables::log2_logc(red.i), static_cast<double>(red.k));
   const double r2 = mul(r, r);
   const double a = fma(0x1.27616c9496e0bp-2, r, -0x1.71969a075c67ap-2);
   const double p = fma(0x1.ec70a6ca7baddp-2, r, -0x1.7154748bef6c8p-1);

@@ -7,14 +7,7 @@
 #include <cmath>
 
 #include "glibc_float_math.hpp"
-
-#if defined(__CUDACC__)
-#define WSM5_HD __host__ __device__ __forceinline__
-#else
-// static: each host TU keeps its own copy, so the FMA-contracted build of the reference
-// (reference_contracted.cpp) can never lend its rounding to the reference through the linker.
-#define WSM5_HD static inline
-#endif
+#include "host_device.hpp"
 
 namespace wsm5::phys {
 

@@ -7,7 +7,7 @@
 // the comparison can fail.
 #include <cmath>
 #include <cstdint>
-#include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <vector>
 
@@ -44,6 +44,12 @@ double ulps(float got, long double exact) {
   const float e = static_cast<float>(exact);
   const double ulp = std::nextafter(std::fabs(e), std::numeric_limits<float>::infinity()) - std::fabs(e);
   return static_cast<double>(std::fabs(static_cast<long double>(got) - exact) / ulp);
+}
+
+/// got moved one ulp further from exact: at least 1 ulp from it, which every bound below must reject.
+float one_ulp_away(float got, long double exact) {
+  return std::nextafter(got, static_cast<long double>(got) >= exact ? std::numeric_limits<float>::infinity()
+                                                                     : -std::numeric_limits<float>::infinity());
 }
 
 __global__ void evaluate(const float* x, std::int64_t n, int fn, float b, float* ours, float* cudas) {
@@ -101,8 +107,19 @@ CPU_TEST_CASE(host_path_within_the_documented_ulp_bounds) {
   BOOST_TEST(worst_exp <= 0.502);
   BOOST_TEST(worst_log <= 0.82);
   BOOST_TEST(worst_pow <= 0.82);
-  // The bound rejects a result one ulp off.
-  BOOST_TEST(ulps(std::nextafter(wsm5::glibc::expf(1.5f), 10.f), std::exp(1.5L)) > 0.502);
+  // Each bound rejects a result one ulp further from the exact value.
+  for (float x : {-17.3f, 1.5f}) {
+    const long double e = std::exp(static_cast<long double>(x));
+    BOOST_TEST(ulps(one_ulp_away(wsm5::glibc::expf(x), e), e) > 0.502);
+  }
+  for (float x : {0.37f, 1.5f, 3.f}) {
+    const long double l = std::log(static_cast<long double>(x));
+    BOOST_TEST(ulps(one_ulp_away(wsm5::glibc::logf(x), l), l) > 0.82);
+  }
+  for (float x : {5e-4f, 2.f}) {
+    const long double q = std::pow(static_cast<long double>(x), static_cast<long double>(pow_exponents[0]));
+    BOOST_TEST(ulps(one_ulp_away(wsm5::glibc::powf(x, pow_exponents[0]), q), q) > 0.82);
+  }
 }
 
 CPU_TEST_CASE(host_path_is_the_host_glibc_bitwise) {

@@ -114,7 +114,6 @@ multi_dot_kernel(multi_dot_view<T, M> v, std::int64_t n, unsigned long long* __r
   using br = block::block_reduce<Threads, A>;
   static_assert(sizeof(A) % 4 == 0, "partials are moved as 32-bit words");
   constexpr int U = multi_dot_unroll(M);
-  constexpr int words = sizeof(A) / 4;
   constexpr std::int64_t per_tile = std::int64_t{Threads} * U;
   __shared__ typename br::storage tmp;
   __shared__ unsigned ticket;
@@ -168,29 +167,10 @@ multi_dot_kernel(multi_dot_view<T, M> v, std::int64_t n, unsigned long long* __r
 
   if (threadIdx.x == 0) ticket = my_ticket;
   acc = br::reduce(acc, op, tmp);
-  if (gridDim.x == 1) {
-    if (threadIdx.x == 0) {
-#pragma unroll
-      for (int j = 0; j < M; ++j) out[j] = acc.v[j];
-      *tickets = 0;
-    }
-    return;
-  }
-  __syncthreads();  // `ticket` is visible to the whole block
-  if (ticket != gridDim.x - 1) {
-    if (threadIdx.x == 0) publish_partial(slots + static_cast<std::size_t>(blockIdx.x) * words, acc);
-    return;
-  }
-  if (threadIdx.x == 0) mine = acc;
-  __syncthreads();
-  A total = collect_partials<Threads, A>(slots, gridDim.x, blockIdx.x, mine, op);
-  __syncthreads();  // tmp is reused
-  total = br::reduce(total, op, tmp);
-  if (threadIdx.x == 0) {
+  ticket_finish<Threads>(acc, op, op, tmp, ticket, mine, slots, tickets, [&](const A& total) {
 #pragma unroll
     for (int j = 0; j < M; ++j) out[j] = total.v[j];
-    *tickets = 0;  // every block took its ticket: ready for the next call without a memset
-  }
+  });
 }
 
 }  // namespace reduce::detail

@@ -4,12 +4,15 @@
     classify_finding.py LOG           exit 0: inside libhdf5 (third party); 1: ours, or no such finding
     classify_finding.py --replay LOG  prints why the unit must be replayed alone (rss, no-report), exit 0;
                                       exit 1 when the log decides by itself
+    classify_finding.py --peak LOG    prints the largest heap profile's size, share and first stack
     classify_finding.py --self-test
 
 A timeout, a crash (an AddressSanitizer memory error, a deadly signal) or an out-of-memory is libhdf5 1.10's
 defect when the innermost frame of library code (not the sanitizer, libFuzzer, libc or an interceptor) lies
 in libhdf5 and, for an overflow, the block overflowed was allocated by libhdf5 too; for out-of-memory the
-frame is the allocation's (the one malloc over the limit, or the context holding most of the live heap). Seen on corrupted files: the global-heap code loops forever or
+frame is the allocation's (the one malloc over the limit), or for an RSS out-of-memory the context holding most
+of the largest heap profile in the log, if that profile holds at least 512 MB. Seen on corrupted files: the
+global-heap code loops forever or
 copies from a wild address when a variable-length string attribute points at a corrupted heap object
 (libhdf5 1.10 checks the object's index by assert only; HDFGroup/hdf5 pull 2808, in 1.14.2, validates it),
 the metadata cache frees an address it never allocated when closing such a file, and the local heap of a
@@ -20,9 +23,12 @@ holding the memory, and an overflow of a block our code allocated (a buffer we s
 libhdf5 wrote past it).
 
 Two logs cannot decide and scripts/fuzz replays their unit alone, in a fresh process:
-- rss: an RSS out-of-memory that its own profile does not place inside libhdf5 (libFuzzer samples the
-  process's peak resident size, which an earlier input may have set, and the profile may show libFuzzer's
-  own buffers); a replay that reproduces it in our code fails;
+- rss: an RSS out-of-memory that its profiles do not place inside libhdf5 (libFuzzer samples the
+  process's peak resident size once a second, which an earlier input may have set, or which the unit set
+  and freed before libFuzzer looked; its profile then shows libFuzzer's own buffers). When the replay
+  reproduces it and still cannot place it, scripts/fuzz replays once more with ASan's heap_profile=1,
+  whose samples every 100 ms catch the heap near its peak, and that log decides; one that places the
+  memory in our code, or places it nowhere, fails;
 - no-report: a death with no report at all (no sanitizer or libFuzzer "ERROR:", no UBSan "runtime error"),
   nothing to classify (the sanitizer's own CHECK failure is classified by its stack like the rest).
 """
@@ -61,17 +67,44 @@ def stacks(text):
     return blocks
 
 
+# A heap profile: libFuzzer's own (printed with its RSS out-of-memory) or one of ASan's heap_profile=1
+# samples ("HEAP PROFILE at RSS ..."); its total live bytes, then its first (largest) context's share and stack.
+PROFILE = re.compile(r"Live Heap Allocations: (\d+) bytes.*\n\d+ byte\(s\) \((\d+)%\) in \d+ allocation\(s\)\n"
+                     r"((?: +#\d+ .*(?:\n|$))*)")
+# A profile places an RSS out-of-memory only when it holds at least 512 MB live, a quarter of the 2048 MB
+# limit: ASan's 16-byte chunk header, redzone and 1/8 shadow make libhdf5's 32-byte free-list nodes take
+# ~1.6 bytes of RSS per live byte (1324 MB live at 2132 MB RSS), and a quarter leaves room for smaller
+# nodes; a profile holding less cannot say who took the memory (libFuzzer's own 20 MB buffers then lead it).
+PLACING_BYTES = 512 << 20
+
+
+def peak_profile(text):
+    """(live bytes, first context's share in %, its stack lines) of the profile holding the most, or None."""
+    best = None
+    for m in PROFILE.finditer(text):
+        if best is None or int(m.group(1)) > best[0]:
+            best = (int(m.group(1)), int(m.group(2)), m.group(3).splitlines())
+    return best
+
+
+def rss_inside_libhdf5(text):
+    """An RSS out-of-memory: libFuzzer samples the process's PEAK resident size once a second, so by the time
+    it reports, the memory may be freed and its own profile small; ASan's samples (every 100 ms while RSS
+    grows by 10 %, in scripts/fuzz's profiled replay) catch the heap near its peak. The largest profile
+    decides: at least PLACING_BYTES live, its first context holding most of them, allocated by libhdf5."""
+    peak = peak_profile(text)
+    return bool(peak) and peak[0] >= PLACING_BYTES and peak[1] >= 50 and "libhdf5" in innermost(peak[2])
+
+
 def inside_libhdf5(text):
     m = FINDING.search(text)
     if not m or "ERROR: LeakSanitizer" in text:
         return False
+    if text.startswith("ERROR: libFuzzer: out-of-memory (used:", m.start()):
+        return rss_inside_libhdf5(text)
     report = text[m.start():]
     blocks = stacks(report)
     if not blocks or "libhdf5" not in innermost(blocks[0]):
-        return False
-    # Out-of-memory with a live-heap profile: its first context must hold most of the live bytes.
-    share = re.search(r"Live Heap Allocations:.*?\n\d+ byte\(s\) \((\d+)%\)", report, re.S)
-    if (m.group(1) or "").startswith("libFuzzer: out-of-memory") and share and int(share.group(1)) < 50:
         return False
     if "allocated by thread" in report and (len(blocks) < 2 or "libhdf5" not in innermost(blocks[1])):
         return False
@@ -160,6 +193,33 @@ SAMPLES = {
         "Live Heap Allocations: 9000 bytes in 7 chunks; showing top 95%\n"
         "4000 byte(s) (44%) in 1 allocation(s)\n" + frame(0, "malloc (/b/fuzz_wsm5_hdf5+0x1)") + "\n" + UNIT,
         False, "rss"),
+    "rss_freed_before_libfuzzer_looked_sampled_in_libhdf5": (
+        "HEAP PROFILE at RSS 2132Mb\n"
+        "Live Heap Allocations: 1324237996 bytes in 40601225 chunks; showing top 90% (at most 20 unique contexts)\n"
+        "1299881420 byte(s) (98%) in 40599992 allocation(s)\n" + "\n".join([
+        frame(0, "malloc (/b/fuzz_wsm5_hdf5+0xf917e)"), frame(1, " " + HDF5)]) + "\n\n"
+        "==1== ERROR: libFuzzer: out-of-memory (used: 2132Mb; limit: 2048Mb)\n"
+        "Live Heap Allocations: 25091251 bytes in 3008 chunks; showing top 95% (at most 8 unique contexts)\n"
+        "20971840 byte(s) (83%) in 1 allocation(s)\n" + "\n".join([
+        frame(0, "operator new(unsigned long) (/b/fuzz_wsm5_hdf5+0x133f2d)"),
+        frame(1, "fuzzer::FuzzerDriver(int*, char***) (/b/fuzz_wsm5_hdf5+0x4bc6d)"),
+        frame(2, "main (/b/fuzz_wsm5_hdf5+0x763f2)")]) + "\n" + UNIT, True),
+    "rss_sampled_in_our_code": (
+        "HEAP PROFILE at RSS 2132Mb\n"
+        "Live Heap Allocations: 1324237996 bytes in 40 chunks; showing top 90% (at most 20 unique contexts)\n"
+        "1299881420 byte(s) (98%) in 20 allocation(s)\n" + "\n".join([
+        frame(0, "operator new(unsigned long) (/b/fuzz_wsm5_hdf5+0x1)"),
+        frame(1, "wsm5::domain::resize() /src/libwsm5/src/domain.cpp:60:3"), frame(2, "H5Dread " + HDF5)]) + "\n\n"
+        "==1== ERROR: libFuzzer: out-of-memory (used: 2132Mb; limit: 2048Mb)\n"
+        "Live Heap Allocations: 25091251 bytes in 3008 chunks; showing top 95%\n"
+        "20971840 byte(s) (83%) in 1 allocation(s)\n" + frame(0, "main (/b/fuzz_wsm5_hdf5+0x763f2)") + "\n" + UNIT,
+        False, "rss"),
+    "rss_profiles_too_small_to_place": (
+        "HEAP PROFILE at RSS 2100Mb\n"
+        "Live Heap Allocations: 300000000 bytes in 9000000 chunks; showing top 90%\n"
+        "290000000 byte(s) (96%) in 8999000 allocation(s)\n" + "\n".join([
+        frame(0, "malloc (/b/fuzz_wsm5_hdf5+0xf917e)"), frame(1, " " + HDF5)]) + "\n\n"
+        "==1== ERROR: libFuzzer: out-of-memory (used: 2100Mb; limit: 2048Mb)\n" + UNIT, False, "rss"),
     "ubsan_report": ("/src/libwsm5/src/domain.cpp:52:7: runtime error: signed integer overflow\n" +
         frame(0, "H5Dread " + HDF5), False),
 }
@@ -177,6 +237,13 @@ def self_test():
 if __name__ == "__main__":
     if sys.argv[1:] == ["--self-test"]:
         sys.exit(self_test())
+    if sys.argv[1:2] == ["--peak"] and len(sys.argv) == 3:
+        with open(sys.argv[2], errors="replace") as f:
+            peak = peak_profile(f.read())
+        if peak:
+            print(f"largest heap profile: {peak[0] >> 20} MB live, {peak[1]}% in its first context:")
+            print("\n".join(peak[2]))
+        sys.exit(0 if peak else 1)
     if sys.argv[1:2] == ["--replay"] and len(sys.argv) == 3:
         with open(sys.argv[2], errors="replace") as f:
             reason = replay_reason(f.read())

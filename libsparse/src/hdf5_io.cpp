@@ -76,6 +76,10 @@ handle open_1d(hid_t file, const std::string& path, const std::string& name, std
   if (rank != 1) throw io_error(path + ": dataset " + name + " has rank " + std::to_string(rank) + ", expected 1");
   hsize_t dim = 0;
   H5Sget_simple_extent_dims(space.get(), &dim, nullptr);
+  if (dim > static_cast<hsize_t>(std::numeric_limits<std::int64_t>::max()))
+    throw io_error(path + ": dataset " + name + " declares " + std::to_string(dim) + " entries, beyond 64-bit sizes");
+  // Every entry stored in the file, before anything is allocated for the declared length.
+  if (auto why = gpukit::hdf5::stored_data_shortfall(ds.get(), dim)) throw io_error(path + ": dataset " + name + " " + *why);
   length = static_cast<std::int64_t>(dim);
   return ds;
 }

@@ -44,23 +44,11 @@ std::vector<hsize_t> dataset_shape(hid_t file, const std::string& path, const st
   return dims;
 }
 
-/// An unfiltered (contiguous or compact) dataset must store all `elements` of its shape; otherwise
-/// HDF5 hands back fill values for the missing part (a 14 KB file declaring 10^8 cells took 13 s to read
-/// as zeros). Checked before anything is allocated for the shape. Chunked datasets are not checked here
-/// (compression makes their stored size no measure of their shape).
+/// Every element of a field must be stored in the file (gpukit::hdf5::stored_data_shortfall says what
+/// that takes), checked before anything is allocated for its shape.
 void require_stored(hid_t ds, const std::string& path, const std::string& name, std::uint64_t elements) {
-  handle dcpl(H5Dget_create_plist(ds), H5Pclose);
-  handle type(H5Dget_type(ds), H5Tclose);
-  const H5D_layout_t layout = dcpl.valid() ? H5Pget_layout(dcpl.get()) : H5D_LAYOUT_ERROR;
-  if (layout != H5D_CONTIGUOUS && layout != H5D_COMPACT) return;
-  const std::uint64_t element_bytes = type.valid() ? H5Tget_size(type.get()) : 0;
-  std::uint64_t needed = 0;
-  const bool overflows = __builtin_mul_overflow(elements, element_bytes, &needed);
-  const hsize_t stored = H5Dget_storage_size(ds);
-  if (overflows || stored < needed)
-    throw std::runtime_error(path + ": dataset '" + name + "' stores " + std::to_string(stored) + " bytes, its " +
-                             std::to_string(elements) + " elements need " +
-                             (overflows ? std::string("more than 2^64") : std::to_string(needed)));
+  if (auto why = gpukit::hdf5::stored_data_shortfall(ds, elements))
+    throw std::runtime_error(path + ": dataset '" + name + "' " + *why);
 }
 void require_stored_by_name(hid_t file, const std::string& path, const std::string& name, std::int64_t elements) {
   handle ds(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);

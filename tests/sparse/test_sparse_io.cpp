@@ -544,6 +544,35 @@ std::vector<bad_file> broken_dataset_files(const temp_dir& t) {
                      replace_dataset<int64_t>(f, "/matrix/row_ptr", H5T_STD_I64LE, {0, 2, 3}, H5T_NATIVE_INT64);
                    }),
                    {"/matrix/row_ptr", "has 3 entries, expected 4"}});
+  // values chunked by 2: the second chunk unwritten (HDF5 would read its entry as a fill value, 0), or
+  // compressed by scale-offset (whose output size its input does not bound).
+  const auto chunked_values = [](hid_t f, hsize_t written, bool scale_offset) {
+    H5Ldelete(f, "/matrix/values", H5P_DEFAULT);
+    const hsize_t n = 3, chunk = 2, start = 0;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, &chunk);
+    if (scale_offset) H5Pset_scaleoffset(dcpl, H5Z_SO_FLOAT_DSCALE, 3);
+    hid_t s = H5Screate_simple(1, &n, nullptr);
+    hid_t d = H5Dcreate2(f, "/matrix/values", H5T_IEEE_F64LE, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    const double v[3] = {1, 2, 3};
+    hid_t m = H5Screate_simple(1, &written, nullptr);
+    H5Sselect_hyperslab(s, H5S_SELECT_SET, &start, nullptr, &written, nullptr);
+    H5Dwrite(d, H5T_NATIVE_DOUBLE, m, s, H5P_DEFAULT, v);
+    H5Sclose(m);
+    H5Dclose(d);
+    H5Sclose(s);
+    H5Pclose(dcpl);
+  };
+#if H5_VERSION_GE(1, 10, 5)
+  const std::string one_of_two = "stores 1 of its 2 chunks";
+#else
+  const std::string one_of_two = "stores 16 bytes, its 3 elements need 24";
+#endif
+  cases.push_back({broken_h5(t, "missing_chunk.h5", [&](hid_t f) { chunked_values(f, 2, false); }),
+                   {"/matrix/values", one_of_two}});
+  if (H5Zfilter_avail(H5Z_FILTER_SCALEOFFSET) > 0)
+    cases.push_back({broken_h5(t, "scaleoffset.h5", [&](hid_t f) { chunked_values(f, 3, true); }),
+                     {"/matrix/values", "HDF5 filter 6"}});
   cases.push_back({broken_h5(t, "rank2.h5", [](hid_t f) {
                      H5Ldelete(f, "/matrix/values", H5P_DEFAULT);
                      hsize_t dims[2] = {3, 1};

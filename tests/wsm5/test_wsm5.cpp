@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -403,6 +404,60 @@ CPU_TEST_CASE(bad_input_errors_name_file_and_dataset) {
     wsm5::write_hdf5(d, p, false);
     expect_error(p, {"dt0.h5", "dt"});
   }
+}
+
+namespace {
+/// A file of wsm5::generate(5, 2, 35, 1) (shape (2, 35, 5)) whose `field` is rewritten chunked by row,
+/// chunks (1, 35, 5) declared over `dims`, with `rows` rows of the domain's values written, through the
+/// filters `add_filters` sets on the creation property list.
+template <class Filters>
+std::string rechunked(const std::string& file, const char* field, std::array<hsize_t, 3> dims, hsize_t rows,
+                      Filters add_filters) {
+  const wsm5::domain d = wsm5::generate(5, 2, 35, 1);
+  return damaged(file, [&](hid_t f) {
+    H5Ldelete(f, field, H5P_DEFAULT);
+    const hsize_t chunk[3] = {1, 35, 5}, start[3] = {0, 0, 0}, count[3] = {rows, 35, 5};
+    const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 3, chunk);
+    add_filters(dcpl);
+    const hid_t space = H5Screate_simple(3, dims.data(), nullptr);
+    const hid_t ds = H5Dcreate2(f, field, H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    BOOST_TEST_REQUIRE(ds >= 0);
+    if (rows > 0) {
+      const hid_t mem = H5Screate_simple(3, count, nullptr);
+      H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr);
+      BOOST_TEST_REQUIRE(H5Dwrite(ds, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, wsm5::field(d, field).data()) >= 0);
+      H5Sclose(mem);
+    }
+    H5Dclose(ds);
+    H5Sclose(space);
+    H5Pclose(dcpl);
+  });
+}
+}  // namespace
+
+// HDF5 reads an unwritten chunk as fill values: before the check, qv's second row read as zeros (a valid
+// vapour field) and p declared over 10^6 columns with nothing stored was allocated and read as zeros.
+CPU_TEST_CASE(fields_must_be_stored_in_full) {
+  const auto no_filters = [](hid_t) {};
+  if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) {  // gzip + shuffle, every chunk written: read as written
+    const std::string p = rechunked("qv_gzip.h5", "qv", {2, 35, 5}, 2, [](hid_t dcpl) {
+      H5Pset_shuffle(dcpl);
+      H5Pset_deflate(dcpl, 6);
+    });
+    BOOST_TEST(wsm5::read_hdf5(p).qv == wsm5::generate(5, 2, 35, 1).qv);
+  }
+#if H5_VERSION_GE(1, 10, 5)
+  const std::string one_of_two = "stores 1 of its 2 chunks", none_of_many = "stores 0 of its 200000 chunks";
+#else
+  const std::string one_of_two = "stores 700 bytes, its 350 elements need 1400", none_of_many = "stores 0 bytes";
+#endif
+  expect_error(rechunked("qv_one_chunk.h5", "qv", {2, 35, 5}, 1, no_filters), {"qv_one_chunk.h5", "'qv'", one_of_two});
+  expect_error(rechunked("p_1e6_columns.h5", "p", {1, 35, 1000000}, 0, no_filters), {"'p'", none_of_many});
+  if (H5Zfilter_avail(H5Z_FILTER_SCALEOFFSET) > 0)  // output size unbounded by its input: refused by name
+    expect_error(rechunked("qv_scaleoffset.h5", "qv", {2, 35, 5}, 2,
+                           [](hid_t dcpl) { H5Pset_scaleoffset(dcpl, H5Z_SO_FLOAT_DSCALE, 3); }),
+                 {"'qv'", "HDF5 filter 6"});
 }
 
 CPU_TEST_CASE(bad_text_input_and_no_partial_output) {

@@ -10,14 +10,13 @@
 A timeout, a crash (an AddressSanitizer memory error, a deadly signal) or an out-of-memory is libhdf5 1.10's
 defect when the innermost frame of library code (not the sanitizer, libFuzzer, libc or an interceptor) lies
 in libhdf5 and, for an overflow, the block overflowed was allocated by libhdf5 too; for out-of-memory the
-frame is the allocation's (the one malloc over the limit), or for an RSS out-of-memory the context holding most
-of the largest heap profile in the log, if that profile holds at least 512 MB. Seen on corrupted files: the
-global-heap code loops forever or
-copies from a wild address when a variable-length string attribute points at a corrupted heap object
-(libhdf5 1.10 checks the object's index by assert only; HDFGroup/hdf5 pull 2808, in 1.14.2, validates it),
-the metadata cache frees an address it never allocated when closing such a file, and the local heap of a
-corrupted symbol table makes H5Lexists allocate tens of millions of free-list nodes (24 GB, 2 minutes,
-for a 13 KB file).
+frame is the allocation's (the one malloc over the limit), or for an RSS out-of-memory the context holding
+most of the largest heap profile in the log, if that profile holds at least 512 MB. Seen on corrupted
+files: the global-heap code loops forever or copies from a wild address when a variable-length string
+attribute points at a corrupted heap object (libhdf5 1.10 checks the object's index by assert only;
+HDFGroup/hdf5 pull 2808, in 1.14.2, validates it), the metadata cache frees an address it never allocated
+when closing such a file, and the local heap of a corrupted symbol table makes H5Lexists allocate tens of
+millions of free-list nodes (24 GB, 2 minutes, for a 13 KB file).
 Ours, always: leaks (our handles), UBSan reports, a frame of our code innermost, an allocation by our code
 holding the memory, and an overflow of a block our code allocated (a buffer we sized wrong, even if
 libhdf5 wrote past it).

@@ -458,6 +458,40 @@ CPU_TEST_CASE(fields_must_be_stored_in_full) {
 #endif
   expect_error(rechunked("qv_one_chunk.h5", "qv", {2, 35, 5}, 1, no_filters), {"qv_one_chunk.h5", "'qv'", one_of_two});
   expect_error(rechunked("p_1e6_columns.h5", "p", {1, 35, 1000000}, 0, no_filters), {"'p'", none_of_many});
+  // p as one deflated chunk of 3.5 million values whose stored chunk is 8 bytes (written raw, as a
+  // corrupted file holds it): 8 x 1032 bytes cannot inflate to 14 MB, refused before allocating for it.
+  if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0)
+    expect_error(damaged("p_deflate_bomb.h5",
+                         [](hid_t f) {
+                           H5Ldelete(f, "p", H5P_DEFAULT);
+                           const hsize_t dims[3] = {1, 35, 100000}, origin[3] = {0, 0, 0};
+                           const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+                           H5Pset_chunk(dcpl, 3, dims);
+                           H5Pset_deflate(dcpl, 6);
+                           const hid_t space = H5Screate_simple(3, dims, nullptr);
+                           const hid_t ds = H5Dcreate2(f, "p", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+                           const char raw[8] = {};
+                           BOOST_TEST_REQUIRE(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, origin, sizeof raw, raw) >= 0);
+                           H5Dclose(ds);
+                           H5Sclose(space);
+                           H5Pclose(dcpl);
+                         }),
+                 {"'p'", "stores 8 bytes deflated (inflating at most 1032:1), its 3500000 elements need 14000000"});
+  // p in an external file of 140 MB: storage the HDF5 file does not hold.
+  expect_error(damaged("p_external.h5",
+                       [](hid_t f) {
+                         H5Ldelete(f, "p", H5P_DEFAULT);
+                         const hsize_t dims[3] = {1, 35, 1000000};
+                         const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+                         H5Pset_external(dcpl, "p_external.bin", 0, 140000000);
+                         const hid_t space = H5Screate_simple(3, dims, nullptr);
+                         const hid_t ds = H5Dcreate2(f, "p", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+                         BOOST_TEST_REQUIRE(ds >= 0);
+                         H5Dclose(ds);
+                         H5Sclose(space);
+                         H5Pclose(dcpl);
+                       }),
+               {"'p'", "declares 140000000 bytes of storage in a file of"});
   if (H5Zfilter_avail(H5Z_FILTER_SCALEOFFSET) > 0)  // output size unbounded by its input: refused by name
     expect_error(rechunked("qv_scaleoffset.h5", "qv", {2, 35, 5}, 2,
                            [](hid_t dcpl) { H5Pset_scaleoffset(dcpl, H5Z_SO_FLOAT_DSCALE, 3); }),

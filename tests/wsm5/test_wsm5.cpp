@@ -676,8 +676,8 @@ GPU_TEST_CASE(transfers_path_matches_the_resident_path) {
   // 49,152, 33,792, 24,064, .. 4,096 columns): on 132 SMs (threshold 27,033) automatic runs
   // thread_per_column on the first two chunks and warp_per_column on the others. The resident run of the
   // 300 rows takes blocks of 5 rows, each chunk blocks of one (tpc_rows_per_block). The sanitizers' pass
-  // (test::reduced_sizes()) runs 96 x 40 columns in 4 chunks instead: initcheck, which shadows every byte
-  // of each copy on the host, did not finish the 512 x 300 columns in 240 s (H100).
+  // (test::reduced_sizes()) runs 96 x 40 columns in 4 chunks instead: under initcheck the 512 x 300
+  // columns did not finish in 240 s (H100, the host process at 99 % CPU).
   struct shape { std::int64_t nx, ny; int chunks; };
   const shape large = test::reduced_sizes() ? shape{96, 40, 4} : shape{512, 300, 8};
   for (const shape s : {shape{50, 9, 4}, large}) {

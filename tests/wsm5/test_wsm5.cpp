@@ -407,31 +407,44 @@ CPU_TEST_CASE(bad_input_errors_name_file_and_dataset) {
 }
 
 namespace {
-/// A file of wsm5::generate(5, 2, 35, 1) (shape (2, 35, 5)) whose `field` is rewritten chunked by row,
-/// chunks (1, 35, 5) declared over `dims`, with `rows` rows of the domain's values written, through the
-/// filters `add_filters` sets on the creation property list.
+/// A file of wsm5::generate(5, 2, 35, 1) (shape (2, 35, 5)) whose `field` is replaced by a float32 dataset
+/// declared over `dims`, its storage set up by `set_layout` on the creation property list and its data (if
+/// any) written by `write(dataset, file space)`.
+template <class Layout, class Write>
+std::string replaced(const std::string& file, const char* field, std::array<hsize_t, 3> dims, Layout set_layout,
+                     Write write) {
+  return damaged(file, [&](hid_t f) {
+    H5Ldelete(f, field, H5P_DEFAULT);
+    const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    set_layout(dcpl);
+    const hid_t space = H5Screate_simple(3, dims.data(), nullptr);
+    const hid_t ds = H5Dcreate2(f, field, H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    BOOST_TEST_REQUIRE(ds >= 0);
+    write(ds, space);
+    H5Dclose(ds);
+    H5Sclose(space);
+    H5Pclose(dcpl);
+  });
+}
+
+/// `field` rewritten chunked by row, chunks (1, 35, 5) declared over `dims`, with `rows` rows of the
+/// domain's values written, through the filters `add_filters` sets on the creation property list.
 template <class Filters>
 std::string rechunked(const std::string& file, const char* field, std::array<hsize_t, 3> dims, hsize_t rows,
                       Filters add_filters) {
   const wsm5::domain d = wsm5::generate(5, 2, 35, 1);
-  return damaged(file, [&](hid_t f) {
-    H5Ldelete(f, field, H5P_DEFAULT);
-    const hsize_t chunk[3] = {1, 35, 5}, start[3] = {0, 0, 0}, count[3] = {rows, 35, 5};
-    const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  const auto layout = [&](hid_t dcpl) {
+    const hsize_t chunk[3] = {1, 35, 5};
     H5Pset_chunk(dcpl, 3, chunk);
     add_filters(dcpl);
-    const hid_t space = H5Screate_simple(3, dims.data(), nullptr);
-    const hid_t ds = H5Dcreate2(f, field, H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    BOOST_TEST_REQUIRE(ds >= 0);
-    if (rows > 0) {
-      const hid_t mem = H5Screate_simple(3, count, nullptr);
-      H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr);
-      BOOST_TEST_REQUIRE(H5Dwrite(ds, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, wsm5::field(d, field).data()) >= 0);
-      H5Sclose(mem);
-    }
-    H5Dclose(ds);
-    H5Sclose(space);
-    H5Pclose(dcpl);
+  };
+  return replaced(file, field, dims, layout, [&](hid_t ds, hid_t space) {
+    if (rows == 0) return;
+    const hsize_t start[3] = {0, 0, 0}, count[3] = {rows, 35, 5};
+    const hid_t mem = H5Screate_simple(3, count, nullptr);
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr);
+    BOOST_TEST_REQUIRE(H5Dwrite(ds, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, wsm5::field(d, field).data()) >= 0);
+    H5Sclose(mem);
   });
 }
 }  // namespace
@@ -461,36 +474,21 @@ CPU_TEST_CASE(fields_must_be_stored_in_full) {
   // p as one deflated chunk of 3.5 million values whose stored chunk is 8 bytes (written raw, as a
   // corrupted file holds it): 8 x 1032 bytes cannot inflate to 14 MB, refused before allocating for it.
   if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0)
-    expect_error(damaged("p_deflate_bomb.h5",
-                         [](hid_t f) {
-                           H5Ldelete(f, "p", H5P_DEFAULT);
-                           const hsize_t dims[3] = {1, 35, 100000}, origin[3] = {0, 0, 0};
-                           const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-                           H5Pset_chunk(dcpl, 3, dims);
-                           H5Pset_deflate(dcpl, 6);
-                           const hid_t space = H5Screate_simple(3, dims, nullptr);
-                           const hid_t ds = H5Dcreate2(f, "p", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-                           const char raw[8] = {};
-                           BOOST_TEST_REQUIRE(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, origin, sizeof raw, raw) >= 0);
-                           H5Dclose(ds);
-                           H5Sclose(space);
-                           H5Pclose(dcpl);
-                         }),
+    expect_error(replaced("p_deflate_bomb.h5", "p", {1, 35, 100000},
+                          [](hid_t dcpl) {
+                            const hsize_t one_chunk[3] = {1, 35, 100000};
+                            H5Pset_chunk(dcpl, 3, one_chunk);
+                            H5Pset_deflate(dcpl, 6);
+                          },
+                          [](hid_t ds, hid_t) {
+                            const hsize_t origin[3] = {0, 0, 0};
+                            const char raw[8] = {};
+                            BOOST_TEST_REQUIRE(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, origin, sizeof raw, raw) >= 0);
+                          }),
                  {"'p'", "stores 8 bytes deflated (inflating at most 1032:1), its 3500000 elements need 14000000"});
   // p in an external file of 140 MB: storage the HDF5 file does not hold.
-  expect_error(damaged("p_external.h5",
-                       [](hid_t f) {
-                         H5Ldelete(f, "p", H5P_DEFAULT);
-                         const hsize_t dims[3] = {1, 35, 1000000};
-                         const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-                         H5Pset_external(dcpl, "p_external.bin", 0, 140000000);
-                         const hid_t space = H5Screate_simple(3, dims, nullptr);
-                         const hid_t ds = H5Dcreate2(f, "p", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-                         BOOST_TEST_REQUIRE(ds >= 0);
-                         H5Dclose(ds);
-                         H5Sclose(space);
-                         H5Pclose(dcpl);
-                       }),
+  expect_error(replaced("p_external.h5", "p", {1, 35, 1000000},
+                        [](hid_t dcpl) { H5Pset_external(dcpl, "p_external.bin", 0, 140000000); }, [](hid_t, hid_t) {}),
                {"'p'", "declares 140000000 bytes of storage in a file of"});
   if (H5Zfilter_avail(H5Z_FILTER_SCALEOFFSET) > 0)  // output size unbounded by its input: refused by name
     expect_error(rechunked("qv_scaleoffset.h5", "qv", {2, 35, 5}, 2,

@@ -25,7 +25,13 @@ std::string shape_text(const std::vector<hsize_t>& s) {
   return t + ")";
 }
 
-std::vector<hsize_t> dataset_shape(hid_t file, const std::string& path, const std::string& name) {
+/// One dataset of the schema, opened once: its handle and its shape, whose element count fits int64.
+struct schema_dataset {
+  handle ds;
+  std::vector<hsize_t> shape;
+};
+
+schema_dataset open_dataset(hid_t file, const std::string& path, const std::string& name) {
   if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0)
     throw std::runtime_error(path + ": missing dataset '" + name + "'");
   handle ds(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
@@ -41,33 +47,29 @@ std::vector<hsize_t> dataset_shape(hid_t file, const std::string& path, const st
     if (__builtin_mul_overflow(elements, static_cast<std::uint64_t>(n), &elements) ||
         elements > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
       throw std::runtime_error(path + ": dataset '" + name + "' declares more elements than fit 64 bits");
-  return dims;
+  return {std::move(ds), std::move(dims)};
 }
 
 /// Every element of a field must be stored in the file (gpukit::hdf5::stored_data_shortfall says what
 /// that takes), checked before anything is allocated for its shape.
-void require_stored(hid_t ds, const std::string& path, const std::string& name, std::uint64_t elements) {
-  if (auto why = gpukit::hdf5::stored_data_shortfall(ds, elements))
+void require_stored(const schema_dataset& f, const std::string& path, const std::string& name,
+                    std::uint64_t elements) {
+  if (auto why = gpukit::hdf5::stored_data_shortfall(f.ds.get(), elements))
     throw std::runtime_error(path + ": dataset '" + name + "' " + *why);
 }
-void require_stored_by_name(hid_t file, const std::string& path, const std::string& name, std::int64_t elements) {
-  handle ds(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!ds.valid()) throw std::runtime_error(path + ": missing dataset '" + name + "'");
-  require_stored(ds.get(), path, name, static_cast<std::uint64_t>(elements));
-}
 
-std::vector<float> read_floats(hid_t file, const std::string& path, const std::string& name, std::size_t n) {
-  handle ds(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!ds.valid()) throw std::runtime_error(path + ": missing dataset '" + name + "'");
-  require_stored(ds.get(), path, name, n);
-  handle type(H5Dget_type(ds.get()), H5Tclose);
+/// The n values of a float32 (or float64) dataset, each of them stored in the file (require_stored).
+std::vector<float> read_floats(const schema_dataset& f, const std::string& path, const std::string& name,
+                               std::size_t n) {
+  require_stored(f, path, name, n);
+  handle type(H5Dget_type(f.ds.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_FLOAT)
     throw std::runtime_error(path + ": dataset '" + name + "' is not floating-point (the schema stores float32)");
   if (gpukit::hdf5::schema_element_size(type.get()) == 0)
     throw std::runtime_error(path + ": dataset '" + name + "' has a " + std::to_string(H5Tget_size(type.get())) +
                              "-byte float type (the schema stores float32; float64 is read too)");
   std::vector<float> v(n);
-  if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+  if (n > 0 && H5Dread(f.ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw std::runtime_error(path + ": cannot read dataset '" + name + "'");
   return v;
 }
@@ -114,7 +116,8 @@ domain read_hdf5(const std::string& path) {
     d.dt = static_cast<float>(dt);
   }
   // The shape comes from p: (ny, nz, nx) or (columns, nz).
-  const auto shape = dataset_shape(file.get(), path, "p");
+  schema_dataset p = open_dataset(file.get(), path, "p");
+  const std::vector<hsize_t> shape = p.shape;
   std::int64_t nx = 0, ny = 0, nz = 0;
   if (shape.size() == 3) {
     ny = static_cast<std::int64_t>(shape[0]);
@@ -134,18 +137,18 @@ domain read_hdf5(const std::string& path) {
       throw std::runtime_error(path + ": dataset 'p' has shape " + shape_text(shape) + ", beyond 64-bit sizes");
   std::int64_t cells = 0;  // an overflowing product is refused by resize() below, naming the shape
   if (!__builtin_mul_overflow(nx, ny, &cells) && !__builtin_mul_overflow(cells, nz, &cells))
-    require_stored_by_name(file.get(), path, "p", cells);  // before the domain is allocated for p's shape
+    require_stored(p, path, "p", static_cast<std::uint64_t>(cells));  // before the domain is allocated for p's shape
   try {
     d.resize(nx, ny, nz);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(path + ": " + e.what() + " (dataset 'p' has shape " + shape_text(shape) + ")");
   }
   for (const auto& n : field_names_3d()) {
-    const auto s = dataset_shape(file.get(), path, n);
-    if (s != shape)
-      throw std::runtime_error(path + ": dataset '" + n + "' has shape " + shape_text(s) + ", expected " +
+    const schema_dataset ds = n == "p" ? std::move(p) : open_dataset(file.get(), path, n);  // p: opened once
+    if (ds.shape != shape)
+      throw std::runtime_error(path + ": dataset '" + n + "' has shape " + shape_text(ds.shape) + ", expected " +
                                shape_text(shape) + " like 'p'");
-    auto v = read_floats(file.get(), path, n, static_cast<std::size_t>(d.cells()));
+    auto v = read_floats(ds, path, n, static_cast<std::size_t>(d.cells()));
     auto& f = field(d, n);
     if (d.columns_form) {  // file (columns, nz) -> internal (1, nz, columns)
       for (std::int64_t c = 0; c < nx; ++c)
@@ -158,11 +161,11 @@ domain read_hdf5(const std::string& path) {
   for (const auto& n : field_names_2d()) {
     const bool required = n == "rain" || n == "snow";
     if (!required && H5Lexists(file.get(), n.c_str(), H5P_DEFAULT) <= 0) continue;  // outputs: optional on input
-    const auto s = dataset_shape(file.get(), path, n);
-    if (s != shape2)
-      throw std::runtime_error(path + ": dataset '" + n + "' has shape " + shape_text(s) + ", expected " +
+    const schema_dataset ds = open_dataset(file.get(), path, n);
+    if (ds.shape != shape2)
+      throw std::runtime_error(path + ": dataset '" + n + "' has shape " + shape_text(ds.shape) + ", expected " +
                                shape_text(shape2));
-    field(d, n) = read_floats(file.get(), path, n, static_cast<std::size_t>(d.columns()));
+    field(d, n) = read_floats(ds, path, n, static_cast<std::size_t>(d.columns()));
   }
   d.validate(path);               // structure: sizes, finite values, positive p/den/delz/pii
   check_physical_or_throw(d, path);  // physics: validate.hpp's bounds, before any compute
